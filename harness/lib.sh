@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: GPL-2.0
+# Common settings and helpers for the harness scripts.  Sourced, not run.
+#
+# Every path can be overridden from the environment so that the harness
+# self-tests can drive the same code on a small synthetic base.
+
+set -euo pipefail
+
+ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+BUILD=${BUILD:-$ROOT/build}
+OVERLAY=${OVERLAY:-$ROOT/overlay}
+PATCHES=${PATCHES:-$ROOT/patches}
+CONFIGS=${CONFIGS:-$ROOT/config}
+
+# The base: Debian's linux-source-6.12, pinned by package version and by
+# the checksum of the tarball it ships.
+BASE_PKG=linux-source-6.12
+BASE_PIN=${BASE_PIN:-6.12.117-1~deb12u1}
+BASE_SHA256=${BASE_SHA256:-585a4a074597aefa2b1a68ada83a3184ba351c127544dea80618bbcceaa3961f}
+
+TREE=${TREE:-$BUILD/linux}		# materialized source tree (git)
+OBJ=${OBJ:-$BUILD/obj}			# kernel objects (O=)
+STATE=${STATE:-$BUILD/state}		# what the tooling last did
+RUNS=${RUNS:-$BUILD/runs}		# guest runs: console, output, status
+
+JOBS=${JOBS:-$(nproc)}
+
+# Reproducible builds keep ccache hits across clones and days.
+export KBUILD_BUILD_TIMESTAMP=${KBUILD_BUILD_TIMESTAMP:-"Thu Jan  1 00:00:00 UTC 2026"}
+export KBUILD_BUILD_USER=${KBUILD_BUILD_USER:-unwind}
+export KBUILD_BUILD_HOST=${KBUILD_BUILD_HOST:-deferred}
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
+export CCACHE_NOHASHDIR=1
+export CCACHE_COMPILERCHECK=content
+
+if [ -t 1 ]; then
+	_c_red=$'\e[31m' _c_yel=$'\e[33m' _c_bold=$'\e[1m' _c_off=$'\e[0m'
+else
+	_c_red='' _c_yel='' _c_bold='' _c_off=''
+fi
+
+# One line saying what went wrong and what to do; then stop.
+die() {
+	echo "${_c_red}error:${_c_off} $*" >&2
+	exit 1
+}
+
+warn() {
+	echo "${_c_yel}warning:${_c_off} $*" >&2
+}
+
+# Progress line for a long step.
+step() {
+	echo "${_c_bold}==>${_c_off} $*" >&2
+}
+
+# Path relative to the repository root, for messages.
+rel() {
+	local p=$1
+
+	case $p in
+	"$ROOT"/*) echo "${p#"$ROOT"/}" ;;
+	*) echo "$p" ;;
+	esac
+}
+
+# Write a file only when its content changes, so that make does not see
+# a new timestamp for an unchanged file.
+write_if_changed() {
+	local dst=$1 tmp
+
+	tmp=$(mktemp "$dst.XXXXXX")
+	cat >"$tmp"
+	if [ -f "$dst" ] && cmp -s "$tmp" "$dst"; then
+		rm -f "$tmp"
+	else
+		mv -f "$tmp" "$dst"
+	fi
+}
+
+sha256() {
+	sha256sum "$1" | cut -d' ' -f1
+}
