@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: GPL-2.0
+# Deferred user-space stack unwinding for Linux 6.12: top-level commands.
+# Everything generated goes to build/ (ignored).
+
+.PHONY: demo check kernel tree tree-check export tree-reset selftests vm clean help
+
+demo:			## build, boot the guest, show the main job
+	harness/demo
+
+check:			## every test; last line "N passed, N failed, N skipped"
+	harness/check
+
+kernel: tree		## configure and build the guest kernel
+	harness/kernel
+
+tree:			## materialize build/linux from base + patches/ + overlay/
+	harness/tree sync
+
+tree-check:		## fail if build/linux holds edits not in the repo
+	harness/tree check
+
+export:			## write commits made in build/linux back to patches/
+	harness/tree export
+
+tree-reset:		## drop edits in build/linux and materialize again
+	harness/tree reset
+
+selftests:		## build the kselftest programs against our headers
+	harness/selftests perf_events
+
+vm:			## run CMD in the guest: make vm CMD='uname -a'
+	harness/vm -- $(or $(CMD),uname -a)
+
+clean:			## remove build/ except the downloaded base
+	find build -mindepth 1 -maxdepth 1 ! -name base -exec rm -rf {} +
+
+help:
+	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'

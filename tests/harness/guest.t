@@ -1,0 +1,40 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Self-test of the guest side of the harness on real guest runs: a failing
+# test program and an injected kernel warning each turn a run red, exit
+# statuses come back, and a panic and a hang are failures with a reason.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/tap.sh"
+h=$here/../../harness
+ROOT=$(cd "$here/../.." && pwd)
+runs=${RUNS:-$ROOT/build/runs}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+tap_plan 6
+
+rc=0
+"$h/vm" --quiet --name selftest-red -- \
+	"harness/guest-tests tests/harness/red.list /run/results/tap; exit 7" >"$tmp/vm.out" 2>&1 || rc=$?
+tap_ok "the guest command's exit status comes back to the host" test "$rc" = 7
+"$h/judge" "$runs/selftest-red" "$tmp/res"
+rrc=0
+"$h/tap-report" "$tmp/res" >"$tmp/report" 2>&1 || rrc=$?
+sed 's/^/# /' "$tmp/report"
+tap_ok "a failing test case turns the run red" \
+	bash -c "[ $rrc != 0 ] && grep -q 'FAIL.*selftest/fails-a-case: selftest.fails_on_purpose' '$tmp/report'"
+tap_ok "an injected kernel warning turns the run red" \
+	bash -c "grep -q 'FAIL.*kernel-log/selftest-red' '$tmp/report' && grep -q 'WARNING:' '$tmp/res/kernel-log__selftest-red.tap'"
+tap_ok "the report ends with the failure count" \
+	bash -c "tail -1 '$tmp/report' | grep -qx '[0-9]* passed, 2 failed, 0 skipped'"
+
+tap_ok "a guest kernel panic is a failure with a reason" \
+	expect_fail 'error: guest died before reporting a status: .*Oops' \
+	"$h/vm" --quiet --name selftest-panic -- \
+	'modprobe -d $MODDIR lkdtm && echo BUG >/sys/kernel/debug/provoke-crash/DIRECT'
+tap_ok "a hanging guest is stopped at its timeout" \
+	expect_fail 'error: guest timed out after 25s' \
+	"$h/vm" --quiet --name selftest-timeout --timeout 25 -- 'sleep 600'
+tap_done

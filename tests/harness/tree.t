@@ -1,0 +1,140 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Self-test of harness/tree on a small synthetic base: materialize, the
+# edit/export round trip, incremental updates and every refusal.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/tap.sh"
+harness=$here/../../harness
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export BUILD=$tmp/build OVERLAY=$tmp/overlay PATCHES=$tmp/patches
+export TREE=$BUILD/linux STATE=$BUILD/state BASE_TARBALL=$tmp/base.tar.xz
+mkdir -p "$tmp/src/linux/b" "$OVERLAY" "$PATCHES"
+printf 'VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 0\n' >"$tmp/src/linux/Makefile"
+echo 'int a;' >"$tmp/src/linux/a.c"
+echo 'int c;' >"$tmp/src/linux/b/c.c"
+tar -C "$tmp/src" -cJf "$BASE_TARBALL" linux
+
+tree() { "$harness/tree" "$@"; }
+g() { git -C "$TREE" -c user.name=t -c user.email=t@t "$@"; }
+mtime() { stat -c %Y.%y "$1"; }
+lmtime() { stat -c %y "$1"; }
+
+# A hand-written patch in git format-patch form.
+mkpatch() {	# name file old new
+	cat >"$PATCHES/$1" <<EOP
+From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: T <t@t>
+Date: Thu, 1 Jan 2026 00:00:00 +0000
+Subject: [PATCH] $1
+
+Why and what.
+---
+diff --git a/$2 b/$2
+--- a/$2
++++ b/$2
+@@ -1 +1 @@
+-$3
++$4
+EOP
+}
+
+tap_plan 16
+
+tap_ok "empty series and overlay materialize the base" \
+	bash -c "'$harness/tree' sync 2>/dev/null && cmp -s '$TREE/a.c' '$tmp/src/linux/a.c'"
+tap_ok "a fresh tree passes the check" tree check
+
+mkdir -p "$OVERLAY/kernel/new"
+echo 'int n;' >"$OVERLAY/kernel/new/n.c"
+echo 'int m;' >"$OVERLAY/kernel/new/m.c"
+tree sync 2>/dev/null
+tap_ok "overlay files appear as relative symlinks into overlay/" \
+	bash -c "[ -L '$TREE/kernel/new/n.c' ] && [ \"\$(readlink '$TREE/kernel/new/n.c')\" = ../../../../overlay/kernel/new/n.c ] && grep -q 'int n' '$TREE/kernel/new/n.c'"
+before=$(lmtime "$TREE/kernel/new/m.c")
+sleep 1.1
+echo 'int n2;' >>"$OVERLAY/kernel/new/n.c"
+tree sync 2>/dev/null
+tap_ok "editing one overlay file touches nothing else in the tree" \
+	test "$before" = "$(lmtime "$TREE/kernel/new/m.c")"
+
+echo 'int a = 1;' >"$TREE/a.c"
+tap_ok "an uncommitted edit of a base file fails the check" \
+	expect_fail 'modified, not committed: a.c' tree check
+tap_ok "sync refuses to run over unexported edits" \
+	expect_fail 'error: .*export' tree sync
+g commit -q -a -m "a: set a" -m "Because." -m "Signed-off-by: T <t@t>"
+tap_ok "a commit not yet exported fails the check" \
+	expect_fail 'commit not exported to patches/: .* a: set a' tree check
+tree export 2>/dev/null
+tap_ok "export writes the commit as a patch named in series" \
+	bash -c "grep -qx 'a-set-a.patch' '$PATCHES/series' && grep -q '^+int a = 1;' '$PATCHES/a-set-a.patch' && '$harness/tree' check"
+
+rm -rf "$BUILD"
+tree sync 2>/dev/null
+tap_ok "a fresh materialization reproduces the exported edit" \
+	grep -qx 'int a = 1;' "$TREE/a.c"
+
+a_before=$(mtime "$TREE/a.c")
+sleep 1.1
+mkpatch c.patch b/c.c 'int c;' 'int c = 2;'
+echo c.patch >>"$PATCHES/series"
+tree sync 2>/dev/null
+tap_ok "appending a patch applies only it (earlier files keep their mtime)" \
+	bash -c "grep -qx 'int c = 2;' '$TREE/b/c.c' && [ '$a_before' = \"\$(stat -c %Y.%y '$TREE/a.c')\" ]"
+
+mkpatch bad.patch b/c.c 'int nothing;' 'int c = 3;'
+echo bad.patch >>"$PATCHES/series"
+tap_ok "a patch that does not apply stops with one clear line" \
+	expect_fail 'error: patches/bad.patch does not apply to 6.12.0' tree sync
+sed -i '/bad.patch/d' "$PATCHES/series"
+rm "$PATCHES/bad.patch"
+tree sync 2>/dev/null
+
+cat >"$PATCHES/new.patch" <<'EOP'
+From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: T <t@t>
+Date: Thu, 1 Jan 2026 00:00:00 +0000
+Subject: [PATCH] add a file
+
+---
+diff --git a/d.c b/d.c
+new file mode 100644
+--- /dev/null
++++ b/d.c
+@@ -0,0 +1 @@
++int d;
+EOP
+echo new.patch >>"$PATCHES/series"
+tap_ok "a patch that creates a file is refused (new files go to overlay/)" \
+	expect_fail 'error: patches/new.patch creates d.c' tree sync
+sed -i '/new.patch/d' "$PATCHES/series"
+rm "$PATCHES/new.patch"
+tree sync 2>/dev/null
+
+echo 'int shadow;' >"$OVERLAY/a.c"
+tap_ok "an overlay file that shadows a base file is refused" \
+	expect_fail 'error: overlay/a.c shadows a base file' tree sync
+rm "$OVERLAY/a.c"
+tree sync 2>/dev/null
+
+echo 'int x;' >"$TREE/b/x.c"
+tap_ok "a new file created in the tree fails the check" \
+	expect_fail 'new file .*: b/x.c' tree check
+rm "$TREE/b/x.c"
+
+rm "$TREE/kernel/new/m.c"
+echo 'int m2;' >"$TREE/kernel/new/m.c"
+tap_ok "an overlay symlink replaced by a regular file fails the check" \
+	expect_fail 'overlay symlink replaced by a regular file: kernel/new/m.c' tree check
+tree reset 2>/dev/null
+
+g commit -q --allow-empty -m "local work"
+mkpatch e.patch b/c.c 'int c = 2;' 'int c = 5;'
+echo e.patch >>"$PATCHES/series"
+tap_ok "export refuses when patches/ and the tree both changed" \
+	expect_fail 'error: patches/ changed since build/linux was materialized' tree export
+
+tap_done
