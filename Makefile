@@ -29,10 +29,11 @@ selftests:		## build the kselftest programs against our headers
 	harness/selftests perf_events
 
 vm:			## run CMD in the guest: make vm CMD='uname -a'
-	harness/vm -- $(or $(CMD),uname -a)
+	harness/vm -- "$${CMD:-uname -a}"
 
-clean:			## remove build/ except the downloaded base
-	find build -mindepth 1 -maxdepth 1 ! -name base -exec rm -rf {} +
+clean:			## remove build/ except the downloaded base (refuses over unexported edits)
+	harness/tree check
+	[ ! -d build ] || find build -mindepth 1 -maxdepth 1 ! -name base -exec rm -rf {} +
 
 help:
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'

@@ -5,8 +5,12 @@
 # self-tests can drive the same code on a small synthetic base.
 
 set -euo pipefail
+export LC_ALL=C
 
 ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+case $ROOT in
+*[[:space:],:]*) echo "error: the repository path '$ROOT' contains a space, comma or colon, which kbuild and QEMU cannot take; clone it elsewhere" >&2; exit 1 ;;
+esac
 BUILD=${BUILD:-$ROOT/build}
 OVERLAY=${OVERLAY:-$ROOT/overlay}
 PATCHES=${PATCHES:-$ROOT/patches}

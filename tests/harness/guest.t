@@ -9,6 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 h=$here/../../harness
 ROOT=$(cd "$here/../.." && pwd)
 runs=${RUNS:-$ROOT/build/runs}
+cd "$ROOT"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -19,7 +20,7 @@ rc=0
 "$h/vm" --quiet --name selftest-red -- \
 	"harness/guest-tests tests/harness/red.list /run/results/tap; exit 7" >"$tmp/vm.out" 2>&1 || rc=$?
 tap_ok "the guest command's exit status comes back to the host" test "$rc" = 7
-"$h/judge" "$runs/selftest-red" "$tmp/res"
+"$h/judge" "$runs/selftest-red" "$tmp/res" tests/harness/red.list
 rrc=0
 "$h/tap-report" "$tmp/res" >"$tmp/report" 2>&1 || rrc=$?
 sed 's/^/# /' "$tmp/report"
@@ -28,7 +29,7 @@ tap_ok "a failing test case turns the run red" \
 tap_ok "an injected kernel warning turns the run red" \
 	bash -c "grep -q 'FAIL.*kernel-log/selftest-red' '$tmp/report' && grep -q 'WARNING:' '$tmp/res/kernel-log__selftest-red.tap'"
 tap_ok "the report ends with the failure count" \
-	bash -c "tail -1 '$tmp/report' | grep -qx '[0-9]* passed, 2 failed, 0 skipped'"
+	bash -c "tail -1 '$tmp/report' | grep -qx '[0-9]* passed, 3 failed, 0 skipped'"
 
 tap_ok "a guest kernel panic is a failure with a reason" \
 	expect_fail 'error: guest died before reporting a status: .*Oops' \
