@@ -82,6 +82,18 @@ write_if_changed() {
 	fi
 }
 
+# Kernel version of the materialized tree, e.g. 6.12.117.
+tree_version() {
+	awk '/^(VERSION|PATCHLEVEL|SUBLEVEL) =/ { v = v sep $3; sep = "." } END { print v }' "$TREE/Makefile"
+}
+
+# First word of each line of a list file (series, test lists), with
+# comments and blank lines dropped.  A missing file is an empty list.
+list_names() {
+	[ -f "$1" ] || return 0
+	sed -e 's/#.*//' "$1" | awk 'NF { print $1 }'
+}
+
 sha256() {
 	sha256sum "$1" | cut -d' ' -f1
 }
