@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _ASM_X86_UNWIND_USER_H
+#define _ASM_X86_UNWIND_USER_H
+
+#include <linux/string.h>
+#include <linux/types.h>
+#include <asm/ptrace.h>
+
+/*
+ * Frame pointer layouts of a user function, as offsets from the canonical
+ * frame address (CFA, the stack pointer before the call pushed the return
+ * address). @ws is the word size of the task's stack.
+ */
+
+/* In the body: "push %bp; mov %sp,%bp" has run, bp points at the saved bp. */
+#define ARCH_INIT_USER_FP_FRAME(ws)			\
+	{						\
+		.cfa_off	=  2 * (ws),		\
+		.ra_off		= -1 * (ws),		\
+		.fp_off		= -2 * (ws),		\
+		.use_fp		= true,			\
+	}
+
+/* At the first instruction, or at "ret": only the return address is pushed. */
+#define ARCH_INIT_USER_FP_ENTRY_FRAME(ws)		\
+	{						\
+		.cfa_off	=  1 * (ws),		\
+		.ra_off		= -1 * (ws),		\
+		.fp_off		= 0,			\
+		.use_fp		= false,		\
+	}
+
+/* After "push %bp", before "mov %sp,%bp": bp is saved, not yet set. */
+#define ARCH_INIT_USER_FP_PUSHED_FRAME(ws)		\
+	{						\
+		.cfa_off	=  2 * (ws),		\
+		.ra_off		= -1 * (ws),		\
+		.fp_off		= -2 * (ws),		\
+		.use_fp		= false,		\
+	}
+
+/* How many instruction bytes arch_unwind_user_fp_prologue() looks at. */
+#define ARCH_UNWIND_USER_INSN_BYTES	4
+
+enum arch_unwind_user_fp_at {
+	ARCH_UNWIND_USER_FP_BODY,
+	ARCH_UNWIND_USER_FP_ENTRY,
+	ARCH_UNWIND_USER_FP_PUSHED,
+};
+
+/*
+ * Classify the instruction the interrupted frame stopped at: a function's
+ * first instruction (push %bp, or the endbr before it) and "ret" leave the
+ * return address on top of the stack; "mov %sp,%bp" right after the push
+ * leaves the saved bp on top of it. Anything else is the function body.
+ */
+static inline enum arch_unwind_user_fp_at
+arch_unwind_user_fp_prologue(const u8 *insn, unsigned int len, unsigned int ws)
+{
+	static const u8 endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const u8 endbr32[] = { 0xf3, 0x0f, 0x1e, 0xfb };
+	static const u8 mov_rsp_rbp[] = { 0x48, 0x89, 0xe5 };
+	static const u8 mov_esp_ebp[] = { 0x89, 0xe5 };
+	const u8 *endbr = ws == 8 ? endbr64 : endbr32;
+	const u8 *mov = ws == 8 ? mov_rsp_rbp : mov_esp_ebp;
+	unsigned int mov_len = ws == 8 ? sizeof(mov_rsp_rbp) : sizeof(mov_esp_ebp);
+
+	if (len < 1)
+		return ARCH_UNWIND_USER_FP_BODY;
+	if (insn[0] == 0x55 || insn[0] == 0xc3)	/* push %bp, ret */
+		return ARCH_UNWIND_USER_FP_ENTRY;
+	if (len >= sizeof(endbr64) && !memcmp(insn, endbr, sizeof(endbr64)))
+		return ARCH_UNWIND_USER_FP_ENTRY;
+	if (len >= mov_len && !memcmp(insn, mov, mov_len))
+		return ARCH_UNWIND_USER_FP_PUSHED;
+	return ARCH_UNWIND_USER_FP_BODY;
+}
+
+/* The word size of the user stack: 4 for ia32 compat tasks. */
+static inline unsigned int arch_unwind_user_word_size(struct pt_regs *regs)
+{
+#ifdef CONFIG_X86_64
+	if (!user_64bit_mode(regs))
+		return sizeof(u32);
+#endif
+	return sizeof(long);
+}
+
+#endif /* _ASM_X86_UNWIND_USER_H */

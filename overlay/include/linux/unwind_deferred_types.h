@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _LINUX_UNWIND_DEFERRED_TYPES_H
+#define _LINUX_UNWIND_DEFERRED_TYPES_H
+
+#include <linux/types.h>
+
+/**
+ * struct unwind_cache - the user stack of the current entry context
+ * @nr_entries: entries stored
+ * @valid: @entries hold this entry context's walk
+ * @entries: the walk, innermost first
+ */
+struct unwind_cache {
+	unsigned int		nr_entries;
+	bool			valid;
+	unsigned long		entries[];
+};
+
+/**
+ * struct unwind_task_info - per-task deferred unwind state
+ * @mask: bits of the users that asked for this entry context, plus the
+ *	  core's own PENDING, RESET and USED bits; changed with atomic ops,
+ *	  also from NMI
+ * @done: users whose callback already ran in this entry context
+ * @cookie: the cookie of this entry context, 0 until the first request
+ * @cache: the walk, allocated on the task's first walk
+ * @work: the task work that walks the stack and runs the callbacks
+ */
+struct unwind_task_info {
+	unsigned long		mask;
+	unsigned long		done;
+	u64			cookie;
+	struct unwind_cache	*cache;
+	struct callback_head	work;
+};
+
+#endif /* _LINUX_UNWIND_DEFERRED_TYPES_H */

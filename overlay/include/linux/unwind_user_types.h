@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _LINUX_UNWIND_USER_TYPES_H
+#define _LINUX_UNWIND_USER_TYPES_H
+
+#include <linux/types.h>
+
+/*
+ * Methods that can find the caller of a user space frame. A task may have
+ * several available; the walker tries them in order of preference for every
+ * frame, so a method (such as SFrame) can be added without touching callers.
+ */
+enum unwind_user_type {
+	UNWIND_USER_TYPE_NONE	= 0,
+	UNWIND_USER_TYPE_FP	= BIT(0),
+};
+
+/**
+ * struct unwind_stacktrace - a user space call chain
+ * @nr: number of valid entries
+ * @entries: return addresses, innermost (the interrupted IP) first
+ */
+struct unwind_stacktrace {
+	unsigned int	nr;
+	unsigned long	*entries;
+};
+
+/**
+ * struct unwind_user_frame - where a frame keeps its caller's state
+ * @cfa_off: the canonical frame address (the caller's stack pointer) is this
+ *	     far from the frame pointer (@use_fp) or the stack pointer
+ * @ra_off: the return address is saved at CFA + @ra_off
+ * @fp_off: the caller's frame pointer is saved at CFA + @fp_off; 0 when the
+ *	    frame has not saved it (the frame pointer is still the caller's)
+ * @use_fp: the CFA is computed from the frame pointer
+ */
+struct unwind_user_frame {
+	s32	cfa_off;
+	s32	ra_off;
+	s32	fp_off;
+	bool	use_fp;
+};
+
+/**
+ * enum unwind_user_stop - why a walk ended
+ * @UNWIND_USER_END: the outermost frame was reached
+ * @UNWIND_USER_FAULT: a frame could not be read (unmapped memory)
+ * @UNWIND_USER_BAD_FRAME: a frame broke a rule (the stack did not grow,
+ *			   a misaligned or non-user address)
+ * @UNWIND_USER_TRUNCATED: the entry limit was reached with frames left
+ */
+enum unwind_user_stop {
+	UNWIND_USER_END,
+	UNWIND_USER_FAULT,
+	UNWIND_USER_BAD_FRAME,
+	UNWIND_USER_TRUNCATED,
+};
+
+/**
+ * struct unwind_user_state - position of a user stack walk
+ * @ip: instruction pointer of the current frame
+ * @sp: stack pointer of the current frame (the CFA of the frame below it)
+ * @fp: frame pointer of the current frame
+ * @ws: word size of the task's stack (4 for compat tasks)
+ * @current_type: the method that found the current frame
+ * @available_types: methods that may be tried (enum unwind_user_type bits)
+ * @topmost: the current frame is the interrupted one, which may not have
+ *	     set up its frame yet
+ * @done: no further frame can be found; @stop says why
+ * @stop: the reason the walk ended
+ */
+struct unwind_user_state {
+	unsigned long		ip;
+	unsigned long		sp;
+	unsigned long		fp;
+	unsigned int		ws;
+	enum unwind_user_type	current_type;
+	unsigned int		available_types;
+	bool			topmost;
+	bool			done;
+	enum unwind_user_stop	stop;
+};
+
+#endif /* _LINUX_UNWIND_USER_TYPES_H */

@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Deferred user space stack unwinding.
+ *
+ * A profiler interrupt cannot fault in user stack pages, and walking the whole
+ * user stack for every sample repeats the same work. Users of this core ask
+ * for the user stack from any context, including NMI, and get a cookie naming
+ * the current entry context (one stay of the task in the kernel). Before the
+ * task returns to user space the stack is walked once, in task context, and
+ * every user that asked gets a callback with the stack and that cookie.
+ *
+ * Per task state lives in task_struct::unwind_info and is only changed by the
+ * task itself (in task, IRQ or NMI context on its own CPU), except that
+ * unwind_deferred_cancel() clears a departing user's bits in every task.
+ */
+#include <linux/debugfs.h>
+#include <linux/init.h>
+#include <linux/irqflags.h>
+#include <linux/kernel.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/rculist.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task_stack.h>
+#include <linux/seq_file.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/srcu.h>
+#include <linux/task_work.h>
+#include <linux/unwind_deferred.h>
+#include <linux/unwind_user.h>
+
+#include <asm/local64.h>
+
+/* Core bits at the top of unwind_task_info::mask; users get the rest. */
+#define UNWIND_PENDING_BIT	(BITS_PER_LONG - 1)	/* task work queued */
+#define UNWIND_RESET_BIT	(BITS_PER_LONG - 2)	/* reset in progress */
+#define UNWIND_USED_BIT		(BITS_PER_LONG - 3)	/* cookie handed out */
+#define UNWIND_PENDING		BIT(UNWIND_PENDING_BIT)
+#define UNWIND_RESET		BIT(UNWIND_RESET_BIT)
+#define UNWIND_USED		BIT(UNWIND_USED_BIT)
+#define UNWIND_MAX_USERS	(BITS_PER_LONG - 3)
+#define UNWIND_USERS_MASK	(BIT(UNWIND_MAX_USERS) - 1)
+
+#ifdef CONFIG_64BIT
+static_assert(UNWIND_MAX_USERS >= 32);
+#endif
+
+/* The per-task cache fills one 4 KiB allocation. */
+#define UNWIND_MAX_ENTRIES \
+	((SZ_4K - sizeof(struct unwind_cache)) / sizeof(unsigned long))
+
+/* A cookie is a per-CPU sequence number above the CPU number plus one. */
+#define UNWIND_COOKIE_CPU_BITS	16
+static_assert(NR_CPUS < (1 << UNWIND_COOKIE_CPU_BITS));
+
+static DEFINE_MUTEX(unwind_users_lock);
+static LIST_HEAD(unwind_users);
+static unsigned long unwind_users_bits;	/* under unwind_users_lock */
+DEFINE_STATIC_SRCU(unwind_srcu);
+
+static DEFINE_PER_CPU(local64_t, unwind_cookie_seq);
+
+enum unwind_stat {
+	UNWIND_STAT_REQUESTS,
+	UNWIND_STAT_REQUESTS_NMI,
+	UNWIND_STAT_QUEUED,
+	UNWIND_STAT_ALREADY_PENDING,
+	UNWIND_STAT_REJECTED,
+	UNWIND_STAT_BUSY,
+	UNWIND_STAT_WALKS,
+	UNWIND_STAT_CACHE_REUSES,
+	UNWIND_STAT_FRAMES,
+	UNWIND_STAT_WALK_NS,
+	UNWIND_STAT_STOP_FAULT,
+	UNWIND_STAT_STOP_BAD_FRAME,
+	UNWIND_STAT_TRUNCATED,
+	UNWIND_STAT_CALLBACKS,
+	UNWIND_STAT_EXIT_COMPLETIONS,
+	UNWIND_STAT_EXEC_COMPLETIONS,
+	UNWIND_STAT_ERRORS,
+	NR_UNWIND_STATS
+};
+
+static const char * const unwind_stat_names[NR_UNWIND_STATS] = {
+	[UNWIND_STAT_REQUESTS]		= "requests",
+	[UNWIND_STAT_REQUESTS_NMI]	= "requests_nmi",
+	[UNWIND_STAT_QUEUED]		= "queued",
+	[UNWIND_STAT_ALREADY_PENDING]	= "already_pending",
+	[UNWIND_STAT_REJECTED]		= "rejected",
+	[UNWIND_STAT_BUSY]		= "busy",
+	[UNWIND_STAT_WALKS]		= "walks",
+	[UNWIND_STAT_CACHE_REUSES]	= "cache_reuses",
+	[UNWIND_STAT_FRAMES]		= "frames",
+	[UNWIND_STAT_WALK_NS]		= "walk_ns",
+	[UNWIND_STAT_STOP_FAULT]	= "stop_fault",
+	[UNWIND_STAT_STOP_BAD_FRAME]	= "stop_bad_frame",
+	[UNWIND_STAT_TRUNCATED]		= "truncated",
+	[UNWIND_STAT_CALLBACKS]		= "callbacks",
+	[UNWIND_STAT_EXIT_COMPLETIONS]	= "exit_completions",
+	[UNWIND_STAT_EXEC_COMPLETIONS]	= "exec_completions",
+	[UNWIND_STAT_ERRORS]		= "errors",
+};
+
+struct unwind_stats {
+	u64 val[NR_UNWIND_STATS];
+};
+
+static DEFINE_PER_CPU(struct unwind_stats, unwind_stats);
+
+/* this_cpu_add() is a single instruction on x86: safe from NMI. */
+static __always_inline void unwind_stat_add(enum unwind_stat stat, u64 val)
+{
+	this_cpu_add(unwind_stats.val[stat], val);
+}
+
+static __always_inline void unwind_stat_inc(enum unwind_stat stat)
+{
+	unwind_stat_add(stat, 1);
+}
+
+/* Called with interrupts disabled (or from NMI) on the current task. */
+static u64 unwind_get_cookie(struct unwind_task_info *info)
+{
+	u64 old = READ_ONCE(info->cookie);
+	u64 new;
+
+	if (old)
+		return old;
+
+	new = (u64)local64_inc_return(this_cpu_ptr(&unwind_cookie_seq));
+	new = (new << UNWIND_COOKIE_CPU_BITS) | (smp_processor_id() + 1);
+
+	/* An NMI may have handed out a cookie since the read above. */
+	old = cmpxchg64_local(&info->cookie, 0, new);
+	return old ?: new;
+}
+
+/**
+ * unwind_deferred_request - ask for the current task's user stack
+ * @work: a user registered with unwind_deferred_init()
+ * @cookie: set to the cookie of the current entry context, 0 on error
+ *
+ * Before the task returns to user space, @work's callback runs once with the
+ * user stack and the same cookie. Every request in one entry context gets
+ * the same cookie; the next entry context gets another. Context: task, IRQ
+ * or NMI context of the current task; nothing is allocated or locked.
+ *
+ * Return: 0 when the callback was queued by this call; 1 when it was already
+ * queued or has already run in this entry context; -EINVAL for kernel
+ * threads, exiting tasks, a cancelled @work or registers that are not user
+ * mode; -EBUSY in the few instructions in which the task is leaving the
+ * kernel; -ESRCH if the task work could not be queued.
+ */
+int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
+{
+	struct unwind_task_info *info = &current->unwind_info;
+	unsigned long flags, old, new, bit;
+	int nr, ret;
+
+	*cookie = 0;
+	unwind_stat_inc(UNWIND_STAT_REQUESTS);
+	if (in_nmi())
+		unwind_stat_inc(UNWIND_STAT_REQUESTS_NMI);
+
+	if ((current->flags & (PF_KTHREAD | PF_USER_WORKER | PF_EXITING)) ||
+	    !current->mm || !user_mode(task_pt_regs(current))) {
+		unwind_stat_inc(UNWIND_STAT_REJECTED);
+		return -EINVAL;
+	}
+
+	/* unwind_deferred_cancel() waits for this section (synchronize_rcu). */
+	local_irq_save(flags);
+
+	nr = READ_ONCE(work->bit);
+	if (nr < 0) {
+		unwind_stat_inc(UNWIND_STAT_REJECTED);
+		ret = -EINVAL;
+		goto out;
+	}
+	bit = BIT(nr);
+
+	old = READ_ONCE(info->mask);
+	do {
+		if (old & UNWIND_RESET) {
+			unwind_stat_inc(UNWIND_STAT_BUSY);
+			ret = -EBUSY;
+			goto out;
+		}
+		if (old & bit) {
+			unwind_stat_inc(UNWIND_STAT_ALREADY_PENDING);
+			*cookie = unwind_get_cookie(info);
+			ret = 1;
+			goto out;
+		}
+		new = old | bit | UNWIND_PENDING | UNWIND_USED;
+	} while (!try_cmpxchg(&info->mask, &old, new));
+
+	*cookie = unwind_get_cookie(info);
+	ret = 0;
+
+	/* Another request queued the task work; it will see our bit. */
+	if (old & UNWIND_PENDING)
+		goto out;
+
+	if (in_nmi())
+		ret = task_work_add(current, &info->work, TWA_NMI_CURRENT);
+	else if (!in_task())
+		ret = task_work_add(current, &info->work,
+				    TWA_RESUME | TWAF_NO_ALLOC);
+	else
+		ret = task_work_add(current, &info->work, TWA_RESUME);
+	if (ret) {
+		old = READ_ONCE(info->mask);
+		while (!try_cmpxchg(&info->mask, &old,
+				    old & ~(bit | UNWIND_PENDING)))
+			;
+		unwind_stat_inc(UNWIND_STAT_ERRORS);
+		*cookie = 0;
+		goto out;
+	}
+	unwind_stat_inc(UNWIND_STAT_QUEUED);
+out:
+	local_irq_restore(flags);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(unwind_deferred_request);
+
+/* The user stack of this entry context: walked once, then reused. */
+static void unwind_deferred_trace(struct unwind_task_info *info,
+				  struct unwind_stacktrace *trace)
+{
+	struct unwind_cache *cache = info->cache;
+	u64 start;
+	int stop;
+
+	trace->nr = 0;
+	trace->entries = NULL;
+
+	if (!cache) {
+		cache = kmalloc(SZ_4K, GFP_KERNEL);
+		if (!cache) {
+			unwind_stat_inc(UNWIND_STAT_ERRORS);
+			return;
+		}
+		cache->valid = false;
+		info->cache = cache;
+	}
+
+	trace->entries = cache->entries;
+	if (cache->valid) {
+		trace->nr = cache->nr_entries;
+		unwind_stat_inc(UNWIND_STAT_CACHE_REUSES);
+		return;
+	}
+
+	start = local_clock();
+	stop = unwind_user(trace, UNWIND_MAX_ENTRIES);
+	unwind_stat_add(UNWIND_STAT_WALK_NS, local_clock() - start);
+	unwind_stat_inc(UNWIND_STAT_WALKS);
+	unwind_stat_add(UNWIND_STAT_FRAMES, trace->nr);
+
+	switch (stop) {
+	case UNWIND_USER_END:
+		break;
+	case UNWIND_USER_FAULT:
+		unwind_stat_inc(UNWIND_STAT_STOP_FAULT);
+		break;
+	case UNWIND_USER_BAD_FRAME:
+		unwind_stat_inc(UNWIND_STAT_STOP_BAD_FRAME);
+		break;
+	case UNWIND_USER_TRUNCATED:
+		unwind_stat_inc(UNWIND_STAT_TRUNCATED);
+		break;
+	default:
+		unwind_stat_inc(UNWIND_STAT_ERRORS);
+		break;
+	}
+
+	cache->nr_entries = trace->nr;
+	cache->valid = true;
+}
+
+/*
+ * Walk the stack (or reuse this entry context's walk) and run the callback
+ * of every user that asked and has not had it yet. Task context.
+ */
+static bool unwind_deferred_run(struct unwind_task_info *info)
+{
+	struct unwind_stacktrace trace;
+	struct unwind_work *work;
+	unsigned long old, todo, flags;
+	u64 cookie;
+	int idx;
+
+	old = READ_ONCE(info->mask);
+	do {
+		if (!(old & UNWIND_PENDING))
+			return false;
+	} while (!try_cmpxchg(&info->mask, &old, old & ~UNWIND_PENDING));
+
+	todo = old & UNWIND_USERS_MASK & ~READ_ONCE(info->done);
+	if (!todo)
+		return false;
+
+	local_irq_save(flags);
+	cookie = unwind_get_cookie(info);
+	local_irq_restore(flags);
+
+	unwind_deferred_trace(info, &trace);
+
+	idx = srcu_read_lock(&unwind_srcu);
+	list_for_each_entry_srcu(work, &unwind_users, list,
+				 srcu_read_lock_held(&unwind_srcu)) {
+		int nr = READ_ONCE(work->bit);
+
+		if (nr < 0 || !(todo & BIT(nr)))
+			continue;
+		set_bit(nr, &info->done);
+		work->func(work, &trace, cookie);
+		unwind_stat_inc(UNWIND_STAT_CALLBACKS);
+	}
+	srcu_read_unlock(&unwind_srcu, idx);
+	return true;
+}
+
+static void unwind_deferred_task_work(struct callback_head *head)
+{
+	unwind_deferred_run(container_of(head, struct unwind_task_info, work));
+}
+
+/**
+ * __unwind_reset_info - start a new entry context
+ *
+ * Called through unwind_reset_info() on the way to user space, interrupts
+ * disabled. Keeps everything while the task work is still queued (an NMI
+ * asked in the last instructions; its self-IPI runs the work right after the
+ * return, against the same user state and cookie).
+ */
+void __unwind_reset_info(void)
+{
+	struct unwind_task_info *info = &current->unwind_info;
+	unsigned long old = READ_ONCE(info->mask);
+
+	do {
+		if (!old || (old & (UNWIND_PENDING | UNWIND_RESET)))
+			return;
+	} while (!try_cmpxchg(&info->mask, &old, UNWIND_RESET));
+
+	/* NMI requests see RESET and back off until the mask is clear. */
+	WRITE_ONCE(info->cookie, 0);
+	WRITE_ONCE(info->done, 0);
+	if (info->cache)
+		info->cache->valid = false;
+	smp_store_release(&info->mask, 0);
+}
+
+/**
+ * unwind_deferred_task_exit - complete requests of an exiting task
+ * @task: the current task, with PF_EXITING set and its mm still present
+ *
+ * Runs the callbacks of a pending request now, with the real user stack,
+ * instead of leaving them to the task work that would run after the mm is
+ * gone. No new request can be made once PF_EXITING is set.
+ */
+void unwind_deferred_task_exit(struct task_struct *task)
+{
+	struct unwind_task_info *info = &task->unwind_info;
+
+	if (!(READ_ONCE(info->mask) & UNWIND_PENDING))
+		return;
+	task_work_cancel(task, &info->work);
+	if (unwind_deferred_run(info))
+		unwind_stat_inc(UNWIND_STAT_EXIT_COMPLETIONS);
+}
+
+/**
+ * unwind_deferred_task_exec - complete requests before the old image goes
+ * @task: the current task, about to drop its old mm in execve()
+ *
+ * Runs pending callbacks against the old image under the old cookie, then
+ * starts a new entry context so that requests made for the new image get a
+ * new cookie.
+ */
+void unwind_deferred_task_exec(struct task_struct *task)
+{
+	struct unwind_task_info *info = &task->unwind_info;
+
+	for (;;) {
+		local_irq_disable();
+		if (!(READ_ONCE(info->mask) & UNWIND_PENDING)) {
+			__unwind_reset_info();
+			local_irq_enable();
+			return;
+		}
+		local_irq_enable();
+		task_work_cancel(task, &info->work);
+		if (unwind_deferred_run(info))
+			unwind_stat_inc(UNWIND_STAT_EXEC_COMPLETIONS);
+	}
+}
+
+/**
+ * unwind_task_init - initialize a new task's deferred unwind state
+ * @task: the task being created, before it can run
+ */
+void unwind_task_init(struct task_struct *task)
+{
+	struct unwind_task_info *info = &task->unwind_info;
+
+	memset(info, 0, sizeof(*info));
+	init_task_work(&info->work, unwind_deferred_task_work);
+}
+
+/**
+ * unwind_task_free - release a task's deferred unwind state
+ * @task: the task being freed
+ */
+void unwind_task_free(struct task_struct *task)
+{
+	kfree(task->unwind_info.cache);
+	task->unwind_info.cache = NULL;
+}
+
+/**
+ * unwind_deferred_init - register a user of deferred unwinding
+ * @work: the user's descriptor, valid until unwind_deferred_cancel()
+ * @func: the callback that receives the stacks
+ *
+ * Context: process context, may sleep.
+ *
+ * Return: 0, or -EBUSY when all BITS_PER_LONG - 3 user slots are taken.
+ */
+int unwind_deferred_init(struct unwind_work *work, unwind_callback_t func)
+{
+	int nr;
+
+	memset(work, 0, sizeof(*work));
+	work->bit = -1;
+
+	mutex_lock(&unwind_users_lock);
+	nr = find_first_zero_bit(&unwind_users_bits, UNWIND_MAX_USERS);
+	if (nr >= UNWIND_MAX_USERS) {
+		mutex_unlock(&unwind_users_lock);
+		return -EBUSY;
+	}
+	__set_bit(nr, &unwind_users_bits);
+	work->func = func;
+	WRITE_ONCE(work->bit, nr);
+	list_add_rcu(&work->list, &unwind_users);
+	mutex_unlock(&unwind_users_lock);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(unwind_deferred_init);
+
+/**
+ * unwind_deferred_cancel - unregister a user of deferred unwinding
+ * @work: a user registered with unwind_deferred_init()
+ *
+ * After this returns, @work's callback is not running and never runs again,
+ * and requests with @work fail with -EINVAL. Requests still pending for
+ * @work are dropped. Calling it twice is harmless.
+ *
+ * Context: process context, may sleep; not from @work's own callback.
+ */
+void unwind_deferred_cancel(struct unwind_work *work)
+{
+	struct task_struct *g, *t;
+	int nr;
+
+	mutex_lock(&unwind_users_lock);
+	nr = work->bit;
+	if (nr < 0) {
+		mutex_unlock(&unwind_users_lock);
+		return;
+	}
+	WRITE_ONCE(work->bit, -1);
+	list_del_rcu(&work->list);
+
+	/* Requests run with interrupts off; callbacks under SRCU. */
+	synchronize_rcu();
+	synchronize_srcu(&unwind_srcu);
+
+	/* Let the slot's next owner start clean in every task. */
+	rcu_read_lock();
+	for_each_process_thread(g, t) {
+		clear_bit(nr, &t->unwind_info.mask);
+		clear_bit(nr, &t->unwind_info.done);
+	}
+	rcu_read_unlock();
+
+	__clear_bit(nr, &unwind_users_bits);
+	mutex_unlock(&unwind_users_lock);
+}
+EXPORT_SYMBOL_GPL(unwind_deferred_cancel);
+
+static int unwind_counters_show(struct seq_file *m, void *v)
+{
+	u64 sum[NR_UNWIND_STATS] = { };
+	int cpu, i;
+
+	for_each_possible_cpu(cpu) {
+		struct unwind_stats *s = per_cpu_ptr(&unwind_stats, cpu);
+
+		for (i = 0; i < NR_UNWIND_STATS; i++)
+			sum[i] += READ_ONCE(s->val[i]);
+	}
+	for (i = 0; i < NR_UNWIND_STATS; i++)
+		seq_printf(m, "%s %llu\n", unwind_stat_names[i], sum[i]);
+
+	mutex_lock(&unwind_users_lock);
+	seq_printf(m, "users %u\n", bitmap_weight(&unwind_users_bits,
+						   UNWIND_MAX_USERS));
+	mutex_unlock(&unwind_users_lock);
+	seq_printf(m, "max_users %u\n", UNWIND_MAX_USERS);
+	seq_printf(m, "max_entries %zu\n", UNWIND_MAX_ENTRIES);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(unwind_counters);
+
+static int __init unwind_deferred_debugfs_init(void)
+{
+	struct dentry *dir = debugfs_create_dir("unwind_deferred", NULL);
+
+	debugfs_create_file("counters", 0444, dir, NULL, &unwind_counters_fops);
+	return 0;
+}
+late_initcall(unwind_deferred_debugfs_init);

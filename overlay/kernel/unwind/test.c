@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Test driver for deferred user unwinding.
+ *
+ * User space test programs (tools/testing/selftests/unwind/) ask for their
+ * own user stack from task, hard IRQ and real NMI context, from the exit and
+ * exec paths and from a kernel thread, through 40 registered users, and read
+ * back what each request returned and what each callback received.
+ *
+ * <debugfs>/unwind_deferred_test/ctl, open by one process at a time.
+ *
+ * Write: commands separated by ';' or newlines, all run in the writer's
+ * current entry context (one syscall):
+ *   request task|irq|nmi MASK [N]  ask N times (default 1) for every user
+ *                                  (slot) in the hex MASK, from that context
+ *   cancel SLOT                    unwind_deferred_cancel() the slot
+ *   init SLOT                      unwind_deferred_init() the slot again
+ *   kthread                        ask from a kernel thread (slot 0)
+ *   arm-exit MASK                  ask in do_exit() of the writer's next exit
+ *   arm-exec MASK                  ask when the writer's next execve starts,
+ *                                  and again once the new image is set up
+ *   clear                          forget what was recorded
+ *
+ * Read: one line per request and per callback, in the order they happened:
+ *   req at=WHERE ctx=task|irq|nmi slot=N ret=R cookie=HEX pid=TID
+ *   cb slot=N pid=TID cookie=HEX nr=N exiting=0|1 ips=HEX,HEX,...
+ *
+ * The log is lock free (a slot is claimed with one atomic increment and
+ * published with a release store), so NMI handlers and kprobes write to it
+ * like everyone else.
+ */
+#include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/debugfs.h>
+#include <linux/irq_work.h>
+#include <linux/kprobes.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+#include <linux/unwind_deferred.h>
+#include <linux/vmalloc.h>
+#ifdef CONFIG_X86_LOCAL_APIC
+#include <asm/apic.h>
+#include <asm/nmi.h>
+#endif
+
+#define TEST_SLOTS	40
+#define TEST_MAX_REQS	1024
+#define TEST_MAX_CBS	96
+#define TEST_MAX_IPS	512
+#define TEST_CMD_MAX	512
+#define TEST_WAIT_NS	(2 * NSEC_PER_SEC)
+
+struct test_slot {
+	struct unwind_work	work;
+	bool			registered;
+};
+
+struct test_req {
+	int		valid;
+	const char	*at;
+	const char	*ctx;
+	int		slot;
+	int		ret;
+	u64		cookie;
+	pid_t		pid;
+};
+
+struct test_cb {
+	int		valid;
+	int		slot;
+	pid_t		pid;
+	u64		cookie;
+	unsigned int	nr;
+	bool		exiting;
+	unsigned long	ips[TEST_MAX_IPS];
+};
+
+static struct test_slot slots[TEST_SLOTS];
+static struct test_req reqs[TEST_MAX_REQS];
+static struct test_cb *cbs;
+static atomic_t nr_reqs, nr_cbs, lost;
+static atomic_t ctl_busy;
+static struct dentry *test_dir;
+
+/* What the next IRQ, NMI or kprobe request should ask for. */
+static struct task_struct *ctx_task;
+static unsigned long ctx_mask;
+static unsigned int ctx_repeat;
+static int irq_done, nmi_armed, nmi_done;
+
+static atomic_t exit_pid, exec_pid;
+static unsigned long exit_mask, exec_mask;
+
+static const char *test_ctx(void)
+{
+	if (in_nmi())
+		return "nmi";
+	if (in_hardirq())
+		return "irq";
+	return "task";
+}
+
+static void test_log_req(const char *at, int slot, int ret, u64 cookie)
+{
+	int n = atomic_inc_return(&nr_reqs) - 1;
+	struct test_req *r;
+
+	if (n >= TEST_MAX_REQS) {
+		atomic_inc(&lost);
+		return;
+	}
+	r = &reqs[n];
+	r->at = at;
+	r->ctx = test_ctx();
+	r->slot = slot;
+	r->ret = ret;
+	r->cookie = cookie;
+	r->pid = current->pid;
+	smp_store_release(&r->valid, 1);
+}
+
+/* Ask for every slot in @mask, @repeat times. Any context. */
+static void test_request(const char *at, unsigned long mask,
+			 unsigned int repeat)
+{
+	unsigned int i;
+	int slot;
+	u64 cookie;
+	int ret;
+
+	for (i = 0; i < repeat; i++) {
+		for_each_set_bit(slot, &mask, TEST_SLOTS) {
+			ret = unwind_deferred_request(&slots[slot].work, &cookie);
+			test_log_req(at, slot, ret, cookie);
+		}
+	}
+}
+
+static void test_callback(struct unwind_work *work,
+			  struct unwind_stacktrace *trace, u64 cookie)
+{
+	struct test_slot *slot = container_of(work, struct test_slot, work);
+	int n;
+	struct test_cb *cb;
+
+	/* The contract: callbacks may fault and sleep. */
+	might_fault();
+
+	n = atomic_inc_return(&nr_cbs) - 1;
+	if (n >= TEST_MAX_CBS) {
+		atomic_inc(&lost);
+		return;
+	}
+	cb = &cbs[n];
+	cb->slot = slot - slots;
+	cb->pid = current->pid;
+	cb->cookie = cookie;
+	cb->nr = min(trace->nr, TEST_MAX_IPS);
+	cb->exiting = !!(current->flags & PF_EXITING);
+	memcpy(cb->ips, trace->entries, cb->nr * sizeof(cb->ips[0]));
+	smp_store_release(&cb->valid, 1);
+}
+
+/* Spin (preemption off, interrupts on) until *@flag is set, bounded. */
+static int test_wait(int *flag)
+{
+	u64 end = ktime_get_ns() + TEST_WAIT_NS;
+
+	while (!READ_ONCE(*flag)) {
+		if (ktime_get_ns() > end)
+			return -ETIMEDOUT;
+		cpu_relax();
+	}
+	return 0;
+}
+
+static void test_irq_work_fn(struct irq_work *work)
+{
+	if (current == READ_ONCE(ctx_task))
+		test_request("irq", ctx_mask, ctx_repeat);
+	WRITE_ONCE(irq_done, 1);
+}
+
+static struct irq_work test_irq_work = IRQ_WORK_INIT_HARD(test_irq_work_fn);
+
+static int test_request_irq(unsigned long mask, unsigned int repeat)
+{
+	int ret;
+
+	ctx_mask = mask;
+	ctx_repeat = repeat;
+	WRITE_ONCE(irq_done, 0);
+	WRITE_ONCE(ctx_task, current);
+	/* The self-IPI interrupts this task: keep it on this CPU. */
+	preempt_disable();
+	irq_work_queue(&test_irq_work);
+	ret = test_wait(&irq_done);
+	preempt_enable();
+	irq_work_sync(&test_irq_work);
+	WRITE_ONCE(ctx_task, NULL);
+	return ret;
+}
+
+#ifdef CONFIG_X86_LOCAL_APIC
+static int test_nmi_handler(unsigned int type, struct pt_regs *regs)
+{
+	if (!READ_ONCE(nmi_armed) || current != READ_ONCE(ctx_task))
+		return NMI_DONE;
+	WRITE_ONCE(nmi_armed, 0);
+	test_request("nmi", ctx_mask, ctx_repeat);
+	WRITE_ONCE(nmi_done, 1);
+	return NMI_HANDLED;
+}
+
+static int test_request_nmi(unsigned long mask, unsigned int repeat)
+{
+	int ret;
+
+	ctx_mask = mask;
+	ctx_repeat = repeat;
+	WRITE_ONCE(nmi_done, 0);
+	WRITE_ONCE(ctx_task, current);
+	preempt_disable();
+	WRITE_ONCE(nmi_armed, 1);
+	__apic_send_IPI_self(NMI_VECTOR);
+	ret = test_wait(&nmi_done);
+	WRITE_ONCE(nmi_armed, 0);
+	preempt_enable();
+	WRITE_ONCE(ctx_task, NULL);
+	return ret;
+}
+#else
+static int test_request_nmi(unsigned long mask, unsigned int repeat)
+{
+	return -EOPNOTSUPP;
+}
+#endif
+
+static struct completion kthread_asked;
+
+static int test_kthread_fn(void *arg)
+{
+	test_request("kthread", BIT(0), 1);
+	complete(&kthread_asked);
+	while (!kthread_should_stop()) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (!kthread_should_stop())
+			schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+static int test_request_kthread(void)
+{
+	struct task_struct *t;
+
+	init_completion(&kthread_asked);
+	t = kthread_run(test_kthread_fn, NULL, "unwind_test");
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	wait_for_completion(&kthread_asked);
+	kthread_stop(t);
+	return 0;
+}
+
+/* Probes that ask on behalf of an armed task, in the exit and exec paths. */
+static int test_exit_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	pid_t pid = current->pid;
+
+	if (atomic_read(&exit_pid) == pid &&
+	    atomic_cmpxchg(&exit_pid, pid, 0) == pid)
+		test_request("exit", exit_mask, 1);
+	return 0;
+}
+
+static int test_exec_begin_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	if (atomic_read(&exec_pid) == current->pid)
+		test_request("exec-old", exec_mask, 1);
+	return 0;
+}
+
+static int test_exec_setup_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	pid_t pid = current->pid;
+
+	if (atomic_read(&exec_pid) == pid &&
+	    atomic_cmpxchg(&exec_pid, pid, 0) == pid)
+		test_request("exec-new", exec_mask, 1);
+	return 0;
+}
+
+static struct kprobe kp_exit = {
+	.symbol_name = "do_exit",
+	.pre_handler = test_exit_pre,
+};
+
+static struct kprobe kp_exec_begin = {
+	.symbol_name = "begin_new_exec",
+	.pre_handler = test_exec_begin_pre,
+};
+
+static struct kprobe kp_exec_setup = {
+	.symbol_name = "setup_new_exec",
+	.pre_handler = test_exec_setup_pre,
+};
+
+static struct kprobe *test_kprobes[] = {
+	&kp_exit, &kp_exec_begin, &kp_exec_setup,
+};
+
+static bool kprobes_on;
+
+static void test_clear(void)
+{
+	int i;
+
+	for (i = 0; i < TEST_MAX_REQS; i++)
+		WRITE_ONCE(reqs[i].valid, 0);
+	for (i = 0; i < TEST_MAX_CBS; i++)
+		WRITE_ONCE(cbs[i].valid, 0);
+	atomic_set(&nr_reqs, 0);
+	atomic_set(&nr_cbs, 0);
+	atomic_set(&lost, 0);
+}
+
+static int test_parse_slot(const char *arg)
+{
+	unsigned int slot;
+
+	if (!arg || kstrtouint(arg, 0, &slot) || slot >= TEST_SLOTS)
+		return -EINVAL;
+	return slot;
+}
+
+static int test_parse_mask(const char *arg, unsigned long *mask)
+{
+	if (!arg || kstrtoul(arg, 16, mask) || !*mask ||
+	    (*mask & ~(BIT_ULL(TEST_SLOTS) - 1)))
+		return -EINVAL;
+	return 0;
+}
+
+static int test_command(char *cmd)
+{
+	char *argv[4] = { };
+	unsigned long mask;
+	unsigned int repeat = 1;
+	int argc = 0, slot, ret;
+	char *tok;
+
+	while ((tok = strsep(&cmd, " \t")) && argc < ARRAY_SIZE(argv)) {
+		if (*tok)
+			argv[argc++] = tok;
+	}
+	if (tok)
+		return -E2BIG;
+	if (!argc)
+		return 0;
+
+	if (!strcmp(argv[0], "request")) {
+		if (argc < 3 || test_parse_mask(argv[2], &mask))
+			return -EINVAL;
+		if (argv[3] && (kstrtouint(argv[3], 0, &repeat) || !repeat ||
+				repeat > 16))
+			return -EINVAL;
+		if (!strcmp(argv[1], "task")) {
+			test_request("task", mask, repeat);
+			return 0;
+		}
+		if (!strcmp(argv[1], "irq"))
+			return test_request_irq(mask, repeat);
+		if (!strcmp(argv[1], "nmi"))
+			return test_request_nmi(mask, repeat);
+		return -EINVAL;
+	}
+	if (!strcmp(argv[0], "cancel")) {
+		slot = test_parse_slot(argv[1]);
+		if (slot < 0)
+			return slot;
+		unwind_deferred_cancel(&slots[slot].work);
+		slots[slot].registered = false;
+		return 0;
+	}
+	if (!strcmp(argv[0], "init")) {
+		slot = test_parse_slot(argv[1]);
+		if (slot < 0)
+			return slot;
+		if (slots[slot].registered)
+			return -EBUSY;
+		ret = unwind_deferred_init(&slots[slot].work, test_callback);
+		if (!ret)
+			slots[slot].registered = true;
+		return ret;
+	}
+	if (!strcmp(argv[0], "kthread"))
+		return test_request_kthread();
+	if (!strcmp(argv[0], "arm-exit") || !strcmp(argv[0], "arm-exec")) {
+		if (!kprobes_on)
+			return -EOPNOTSUPP;
+		if (test_parse_mask(argv[1], &mask))
+			return -EINVAL;
+		if (!strcmp(argv[0], "arm-exit")) {
+			exit_mask = mask;
+			atomic_set(&exit_pid, current->pid);
+		} else {
+			exec_mask = mask;
+			atomic_set(&exec_pid, current->pid);
+		}
+		return 0;
+	}
+	if (!strcmp(argv[0], "clear")) {
+		test_clear();
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static ssize_t test_ctl_write(struct file *file, const char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	char *buf, *cmds, *cmd;
+	int ret = 0;
+
+	if (!count || count >= TEST_CMD_MAX)
+		return -EINVAL;
+	buf = memdup_user_nul(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+
+	cmds = buf;
+	while (!ret && (cmd = strsep(&cmds, ";\n")))
+		ret = test_command(cmd);
+	kfree(buf);
+	return ret ?: count;
+}
+
+static int test_ctl_show(struct seq_file *m, void *v)
+{
+	int n, i, j;
+
+	n = min(atomic_read(&nr_reqs), TEST_MAX_REQS);
+	for (i = 0; i < n; i++) {
+		struct test_req *r = &reqs[i];
+
+		if (!smp_load_acquire(&r->valid))
+			continue;
+		seq_printf(m, "req at=%s ctx=%s slot=%d ret=%d cookie=%llx pid=%d\n",
+			   r->at, r->ctx, r->slot, r->ret, r->cookie, r->pid);
+	}
+
+	n = min(atomic_read(&nr_cbs), TEST_MAX_CBS);
+	for (i = 0; i < n; i++) {
+		struct test_cb *cb = &cbs[i];
+
+		if (!smp_load_acquire(&cb->valid))
+			continue;
+		seq_printf(m, "cb slot=%d pid=%d cookie=%llx nr=%u exiting=%d ips=",
+			   cb->slot, cb->pid, cb->cookie, cb->nr, cb->exiting);
+		for (j = 0; j < cb->nr; j++)
+			seq_printf(m, "%s%lx", j ? "," : "", cb->ips[j]);
+		seq_putc(m, '\n');
+	}
+	if (atomic_read(&lost))
+		seq_printf(m, "lost %d\n", atomic_read(&lost));
+	return 0;
+}
+
+static int test_ctl_open(struct inode *inode, struct file *file)
+{
+	int ret;
+
+	if (atomic_cmpxchg(&ctl_busy, 0, 1))
+		return -EBUSY;
+	ret = single_open_size(file, test_ctl_show, NULL, SZ_64K);
+	if (ret)
+		atomic_set(&ctl_busy, 0);
+	return ret;
+}
+
+static int test_ctl_release(struct inode *inode, struct file *file)
+{
+	atomic_set(&ctl_busy, 0);
+	return single_release(inode, file);
+}
+
+static const struct file_operations test_ctl_fops = {
+	.owner		= THIS_MODULE,
+	.open		= test_ctl_open,
+	.read		= seq_read,
+	.write		= test_ctl_write,
+	.llseek		= seq_lseek,
+	.release	= test_ctl_release,
+};
+
+static void test_cancel_slots(void)
+{
+	int i;
+
+	for (i = 0; i < TEST_SLOTS; i++) {
+		if (slots[i].registered)
+			unwind_deferred_cancel(&slots[i].work);
+		slots[i].registered = false;
+	}
+}
+
+static int __init test_unwind_deferred_init(void)
+{
+	int i, ret;
+
+	cbs = vzalloc(array_size(TEST_MAX_CBS, sizeof(*cbs)));
+	if (!cbs)
+		return -ENOMEM;
+
+	for (i = 0; i < TEST_SLOTS; i++) {
+		ret = unwind_deferred_init(&slots[i].work, test_callback);
+		if (ret) {
+			pr_err("unwind_test: user %d of %d: %d\n", i,
+			       TEST_SLOTS, ret);
+			goto err;
+		}
+		slots[i].registered = true;
+	}
+
+#ifdef CONFIG_X86_LOCAL_APIC
+	ret = register_nmi_handler(NMI_LOCAL, test_nmi_handler, 0,
+				   "unwind_test");
+	if (ret)
+		goto err;
+#endif
+
+	ret = register_kprobes(test_kprobes, ARRAY_SIZE(test_kprobes));
+	kprobes_on = !ret;
+	if (ret)
+		pr_info("unwind_test: no kprobes (%d): exit and exec tests off\n",
+			ret);
+
+	test_dir = debugfs_create_dir("unwind_deferred_test", NULL);
+	debugfs_create_file("ctl", 0600, test_dir, NULL, &test_ctl_fops);
+	return 0;
+err:
+	test_cancel_slots();
+	vfree(cbs);
+	return ret;
+}
+
+static void __exit test_unwind_deferred_exit(void)
+{
+	debugfs_remove_recursive(test_dir);
+	if (kprobes_on)
+		unregister_kprobes(test_kprobes, ARRAY_SIZE(test_kprobes));
+#ifdef CONFIG_X86_LOCAL_APIC
+	unregister_nmi_handler(NMI_LOCAL, "unwind_test");
+#endif
+	test_cancel_slots();
+	vfree(cbs);
+}
+
+module_init(test_unwind_deferred_init);
+module_exit(test_unwind_deferred_exit);
+MODULE_DESCRIPTION("Test driver for deferred user space stack unwinding");
+MODULE_LICENSE("GPL");

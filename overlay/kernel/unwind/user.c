@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Walk the current task's user space stack from its saved user registers.
+ *
+ * Every step is checked before it is taken: the caller's frame must lie
+ * strictly above the current one (so the walk cannot loop), its words must be
+ * aligned and in user space, and the walk ends at the caller's entry limit.
+ * A corrupt or hostile stack ends the walk; it never warns.
+ */
+#include <linux/kernel.h>
+#include <linux/sched.h>
+#include <linux/sched/task_stack.h>
+#include <linux/uaccess.h>
+#include <linux/unwind_user.h>
+
+static const struct unwind_user_frame fp_frame_64 = ARCH_INIT_USER_FP_FRAME(8);
+static const struct unwind_user_frame fp_entry_64 = ARCH_INIT_USER_FP_ENTRY_FRAME(8);
+static const struct unwind_user_frame fp_pushed_64 = ARCH_INIT_USER_FP_PUSHED_FRAME(8);
+static const struct unwind_user_frame fp_frame_32 = ARCH_INIT_USER_FP_FRAME(4);
+static const struct unwind_user_frame fp_entry_32 = ARCH_INIT_USER_FP_ENTRY_FRAME(4);
+static const struct unwind_user_frame fp_pushed_32 = ARCH_INIT_USER_FP_PUSHED_FRAME(4);
+
+static void unwind_user_stop(struct unwind_user_state *state,
+			     enum unwind_user_stop why)
+{
+	state->done = true;
+	state->stop = why;
+}
+
+/*
+ * Read @n (1 or 2) consecutive stack words at @addr inside one user access
+ * section. Returns 0, -EINVAL for a range outside user space, or -EFAULT.
+ */
+static int unwind_user_read_words(unsigned long addr, unsigned int ws,
+				  unsigned int n, unsigned long *words)
+{
+	if (ws == sizeof(u32)) {
+		u32 __user *p = (u32 __user *)addr;
+		u32 w0, w1 = 0;
+
+		if (!user_read_access_begin(p, n * ws))
+			return -EINVAL;
+		unsafe_get_user(w0, p, efault);
+		if (n > 1)
+			unsafe_get_user(w1, p + 1, efault);
+		user_read_access_end();
+		words[0] = w0;
+		words[1] = w1;
+		return 0;
+	} else {
+		unsigned long __user *p = (unsigned long __user *)addr;
+		unsigned long w0, w1 = 0;
+
+		if (!user_read_access_begin(p, n * ws))
+			return -EINVAL;
+		unsafe_get_user(w0, p, efault);
+		if (n > 1)
+			unsafe_get_user(w1, p + 1, efault);
+		user_read_access_end();
+		words[0] = w0;
+		words[1] = w1;
+		return 0;
+	}
+efault:
+	user_read_access_end();
+	return -EFAULT;
+}
+
+/* The layout of the interrupted frame, from the instruction it stopped at. */
+static const struct unwind_user_frame *
+unwind_user_fp_topmost(struct unwind_user_state *state)
+{
+	u8 insn[ARCH_UNWIND_USER_INSN_BYTES];
+	unsigned int len;
+	bool w64 = state->ws == 8;
+
+	/*
+	 * The text was just executed, so it is resident: read it without
+	 * faulting, then retry one byte in case the mapping ends right here.
+	 */
+	len = sizeof(insn);
+	if (copy_from_user_nofault(insn, (void __user *)state->ip, len)) {
+		len = 1;
+		if (copy_from_user_nofault(insn, (void __user *)state->ip, len))
+			len = 0;
+	}
+	switch (arch_unwind_user_fp_prologue(insn, len, state->ws)) {
+	case ARCH_UNWIND_USER_FP_ENTRY:
+		return w64 ? &fp_entry_64 : &fp_entry_32;
+	case ARCH_UNWIND_USER_FP_PUSHED:
+		return w64 ? &fp_pushed_64 : &fp_pushed_32;
+	default:
+		return w64 ? &fp_frame_64 : &fp_frame_32;
+	}
+}
+
+static int unwind_user_next_fp(struct unwind_user_state *state)
+{
+	const struct unwind_user_frame *frame;
+	unsigned long base, cfa, addr, words[2];
+	unsigned int ws = state->ws, n;
+	int ret;
+
+	if (state->topmost)
+		frame = unwind_user_fp_topmost(state);
+	else
+		frame = ws == 8 ? &fp_frame_64 : &fp_frame_32;
+
+	if (frame->use_fp) {
+		/* The outermost frame clears the frame pointer. */
+		if (!state->fp) {
+			unwind_user_stop(state, UNWIND_USER_END);
+			return -ENOENT;
+		}
+		base = state->fp;
+	} else {
+		base = state->sp;
+	}
+
+	cfa = base + frame->cfa_off;
+	/* The caller's frame lies strictly above this one, word aligned. */
+	if (cfa <= state->sp || (base & (ws - 1)) ||
+	    (ws == sizeof(u32) && cfa > U32_MAX)) {
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+		return -EINVAL;
+	}
+
+	/* The saved frame pointer sits just below the return address. */
+	if (frame->fp_off) {
+		addr = cfa + frame->fp_off;
+		n = 2;
+	} else {
+		addr = cfa + frame->ra_off;
+		n = 1;
+	}
+	ret = unwind_user_read_words(addr, ws, n, words);
+	if (ret) {
+		unwind_user_stop(state, ret == -EFAULT ? UNWIND_USER_FAULT :
+						       UNWIND_USER_BAD_FRAME);
+		return ret;
+	}
+
+	state->ip = n == 2 ? words[1] : words[0];
+	if (!state->ip) {
+		unwind_user_stop(state, UNWIND_USER_END);
+		return -ENOENT;
+	}
+	if (state->ip >= TASK_SIZE_MAX) {
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+		return -EINVAL;
+	}
+	state->sp = cfa;
+	if (n == 2)
+		state->fp = words[0];
+	return 0;
+}
+
+/**
+ * unwind_user_next - step to the caller of the current user frame
+ * @state: a walk started with unwind_user_start()
+ *
+ * Tries the available methods in order of preference. Context: task, IRQ or
+ * NMI context of the task being walked; where page faults are disabled, a
+ * frame that is not resident ends the walk with %UNWIND_USER_FAULT.
+ *
+ * Return: 0 when @state holds the caller's frame; a negative errno when the
+ * walk is over, with @state->done set and @state->stop saying why.
+ */
+int unwind_user_next(struct unwind_user_state *state)
+{
+	int ret = -ENOENT;
+
+	if (state->done)
+		return -ENOENT;
+
+	if (state->available_types & UNWIND_USER_TYPE_FP) {
+		state->current_type = UNWIND_USER_TYPE_FP;
+		ret = unwind_user_next_fp(state);
+	} else {
+		unwind_user_stop(state, UNWIND_USER_END);
+	}
+	state->topmost = false;
+	return ret;
+}
+
+/**
+ * unwind_user_start - begin a walk of the current task's user stack
+ * @state: the walk state to fill
+ *
+ * Context: task, IRQ or NMI context of the current task.
+ *
+ * Return: 0 with @state at the interrupted user frame, or -EINVAL (with
+ * @state->done set) when the task has no user registers: a kernel thread,
+ * or registers that are not user mode.
+ */
+int unwind_user_start(struct unwind_user_state *state)
+{
+	struct pt_regs *regs = task_pt_regs(current);
+
+	memset(state, 0, sizeof(*state));
+
+	if ((current->flags & (PF_KTHREAD | PF_USER_WORKER)) || !current->mm ||
+	    !user_mode(regs)) {
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+		return -EINVAL;
+	}
+
+	if (IS_ENABLED(CONFIG_HAVE_UNWIND_USER_FP))
+		state->available_types |= UNWIND_USER_TYPE_FP;
+
+	state->ip = instruction_pointer(regs);
+	state->sp = user_stack_pointer(regs);
+	state->fp = frame_pointer(regs);
+	state->ws = arch_unwind_user_word_size(regs);
+	state->topmost = true;
+	return 0;
+}
+
+/**
+ * unwind_user - walk the current task's user stack
+ * @trace: where to store the chain; @trace->entries must hold @max_entries
+ * @max_entries: the most entries to store, at least 1
+ *
+ * Stores the interrupted user IP followed by the return address of every
+ * frame found, innermost first. Context: task, IRQ or NMI context of the
+ * current task; only where page faults may be taken are non-resident stack
+ * pages read.
+ *
+ * Return: why the walk ended (an enum unwind_user_stop value, >= 0), or
+ * -EINVAL when the task has no user registers or @max_entries is 0; then
+ * @trace->nr is 0.
+ */
+int unwind_user(struct unwind_stacktrace *trace, unsigned int max_entries)
+{
+	struct unwind_user_state state;
+
+	trace->nr = 0;
+	if (!max_entries || unwind_user_start(&state))
+		return -EINVAL;
+
+	for (;;) {
+		if (trace->nr == max_entries) {
+			/* Only a frame that really exists makes this a cut. */
+			if (!unwind_user_next(&state))
+				unwind_user_stop(&state, UNWIND_USER_TRUNCATED);
+			break;
+		}
+		trace->entries[trace->nr++] = state.ip;
+		if (unwind_user_next(&state))
+			break;
+	}
+	return state.stop;
+}

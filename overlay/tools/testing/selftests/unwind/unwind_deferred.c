@@ -1,0 +1,954 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Deferred user stack unwinding, checked from the program whose stack is
+ * unwound. Through the test_unwind_deferred module the program asks for its
+ * own user stack from task, hard IRQ and NMI context, from its exit and its
+ * execve, and through 40 registered users; then it compares what the
+ * callbacks received with the return addresses it recorded itself. Built
+ * twice: as a 64-bit program and as an ia32 compat program.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+
+#define CTL_PATH	"/sys/kernel/debug/unwind_deferred_test/ctl"
+#define COUNTERS_PATH	"/sys/kernel/debug/unwind_deferred/counters"
+#define NR_SLOTS	40
+#define MAX_DEPTH	256
+#define MAX_TOP		2
+#define MAX_REQS	1024
+#define MAX_CBS		96
+#define MAX_IPS		512
+#define RESULTS_SIZE	(2 << 20)
+
+/* A stack word of this program: 8 bytes, or 4 as a compat task. */
+typedef unsigned long word_t;
+
+struct req {
+	char at[16];
+	char ctx[8];
+	int slot, ret, pid;
+	unsigned long long cookie;
+};
+
+struct cb {
+	int slot, pid, exiting;
+	unsigned long long cookie;
+	unsigned int nr;
+	unsigned long long ips[MAX_IPS];
+};
+
+struct results {
+	int nreq, ncb, lost;
+	struct req req[MAX_REQS];
+	struct cb cb[MAX_CBS];
+	char text[RESULTS_SIZE];
+};
+
+/*
+ * A call chain of known shape: the test calls descend(), which recurses
+ * depth times and then calls leaf(), which makes one raw system call.
+ * Everything the kernel should find on the stack is recorded on the way.
+ */
+struct chain {
+	int depth;
+	long nr, a, b, c;	/* the leaf's system call */
+	long ret;
+	void (*leaf)(struct chain *c);
+	word_t ras[MAX_DEPTH];	/* return address of each descend() level */
+	word_t leaf_ra;		/* return address of leaf() */
+	word_t top[MAX_TOP];	/* the entries above leaf_ra, innermost first */
+	int ntop;
+};
+
+/* Written by inline assembly, which has no register to spare on ia32. */
+static word_t asm_l1, asm_l2;
+
+/*
+ * The leaf that makes the chain's system call. Its return address has a
+ * global name, so it is known before entering the kernel (exit and execve
+ * never come back). The instruction there is a nop: the function body, not
+ * a prologue.
+ */
+extern const char leaf_syscall_ret[];
+
+static __attribute__((noinline, noclone)) void leaf_syscall(struct chain *c)
+{
+	long ret;
+
+	c->leaf_ra = (word_t)__builtin_return_address(0);
+	c->top[0] = (word_t)leaf_syscall_ret;
+	c->ntop = 1;
+#ifdef __x86_64__
+	asm volatile("syscall\n"
+		     ".globl leaf_syscall_ret\n"
+		     "leaf_syscall_ret:\n\t"
+		     "nop"
+		     : "=a"(ret)
+		     : "0"(c->nr), "D"(c->a), "S"(c->b), "d"(c->c)
+		     : "rcx", "r11", "memory");
+#else
+	asm volatile("int $0x80\n"
+		     ".globl leaf_syscall_ret\n"
+		     "leaf_syscall_ret:\n\t"
+		     "nop"
+		     : "=a"(ret)
+		     : "0"(c->nr), "b"(c->a), "c"(c->b), "d"(c->c)
+		     : "memory");
+#endif
+	c->ret = ret;
+}
+
+/*
+ * Leaves whose system call returns into a mini function placed right after
+ * it, having first pushed what a call (and a "push %bp") would have pushed.
+ * The kernel thus finds the task stopped at a function's first instruction,
+ * after its "push %bp", or at its "ret", with the caller's frame pointer.
+ */
+#ifdef __x86_64__
+#define BP		"%%rbp"
+#define SP		"%%rsp"
+#define ENDBR		"endbr64\n\t"
+#define PROLOGUE_SYSCALL(pre, post)					\
+	asm volatile("lea 1f(%%rip), %%rcx\n\t"				\
+		     "mov %%rcx, %[l1]\n\t"				\
+		     "lea 2f(%%rip), %%rcx\n\t"				\
+		     "mov %%rcx, %[l2]\n\t"				\
+		     "push %%rcx\n\t"					\
+		     pre						\
+		     "syscall\n"					\
+		     "1:\t" post					\
+		     "2:\n"						\
+		     : "=a"(c->ret), [l1] "=m"(asm_l1), [l2] "=m"(asm_l2) \
+		     : "0"(c->nr), "D"(c->a), "S"(c->b), "d"(c->c)	\
+		     : "rcx", "r11", "memory")
+#else
+#define BP		"%%ebp"
+#define SP		"%%esp"
+#define ENDBR		"endbr32\n\t"
+#define PROLOGUE_SYSCALL(pre, post)					\
+	asm volatile("call 0f\n"					\
+		     "0:\tpop %%esi\n\t"				\
+		     "lea (1f-0b)(%%esi), %%edi\n\t"			\
+		     "mov %%edi, %[l1]\n\t"				\
+		     "lea (2f-0b)(%%esi), %%edi\n\t"			\
+		     "mov %%edi, %[l2]\n\t"				\
+		     "push %%edi\n\t"					\
+		     pre						\
+		     "int $0x80\n"					\
+		     "1:\t" post					\
+		     "2:\n"						\
+		     : "=a"(c->ret), [l1] "=m"(asm_l1), [l2] "=m"(asm_l2) \
+		     : "0"(c->nr), "b"(c->a), "c"(c->b), "d"(c->c)	\
+		     : "esi", "edi", "memory")
+#endif
+
+#define DEFINE_PROLOGUE_LEAF(name, pre, post)				\
+static __attribute__((noinline)) void name(struct chain *c)		\
+{									\
+	c->leaf_ra = (word_t)__builtin_return_address(0);		\
+	PROLOGUE_SYSCALL(pre, post);					\
+	c->top[0] = asm_l1;						\
+	c->top[1] = asm_l2;						\
+	c->ntop = 2;							\
+}
+
+DEFINE_PROLOGUE_LEAF(leaf_at_push, "",
+		     "push " BP "\n\tmov " SP ", " BP "\n\tpop " BP "\n\tret\n")
+DEFINE_PROLOGUE_LEAF(leaf_at_endbr, "",
+		     ENDBR "push " BP "\n\tmov " SP ", " BP "\n\tpop " BP "\n\tret\n")
+DEFINE_PROLOGUE_LEAF(leaf_after_push, "push " BP "\n\t",
+		     "mov " SP ", " BP "\n\tpop " BP "\n\tret\n")
+DEFINE_PROLOGUE_LEAF(leaf_at_ret, "", "ret\n")
+
+static __attribute__((noinline)) void descend(struct chain *c, int level)
+{
+	c->ras[level] = (word_t)__builtin_return_address(0);
+	if (level + 1 < c->depth)
+		descend(c, level + 1);
+	else
+		c->leaf(c);
+	asm volatile("" ::: "memory");	/* keep the calls real calls */
+}
+
+static void chain_write(struct chain *c, int fd, const char *cmd, int depth,
+			void (*leaf)(struct chain *c))
+{
+	memset(c, 0, sizeof(*c));
+	c->depth = depth;
+	c->nr = __NR_write;
+	c->a = fd;
+	c->b = (long)cmd;
+	c->c = strlen(cmd);
+	c->leaf = leaf ?: leaf_syscall;
+	descend(c, 0);
+}
+
+static int ctl(int fd, const char *cmd)
+{
+	return write(fd, cmd, strlen(cmd)) < 0 ? -errno : 0;
+}
+
+static int read_results(int fd, struct results *r)
+{
+	ssize_t n, len = 0;
+	char *line, *save;
+
+	r->nreq = r->ncb = r->lost = 0;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
+	while ((n = read(fd, r->text + len, RESULTS_SIZE - 1 - len)) > 0)
+		len += n;
+	if (n < 0)
+		return -errno;
+	r->text[len] = '\0';
+
+	for (line = strtok_r(r->text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "req ", 4) && r->nreq < MAX_REQS) {
+			struct req *q = &r->req[r->nreq];
+
+			if (sscanf(line, "req at=%15s ctx=%7s slot=%d ret=%d cookie=%llx pid=%d",
+				   q->at, q->ctx, &q->slot, &q->ret, &q->cookie,
+				   &q->pid) != 6)
+				return -EINVAL;
+			r->nreq++;
+		} else if (!strncmp(line, "cb ", 3) && r->ncb < MAX_CBS) {
+			struct cb *b = &r->cb[r->ncb];
+			char *p, *end;
+			int off = 0;
+			unsigned int i;
+
+			if (sscanf(line, "cb slot=%d pid=%d cookie=%llx nr=%u exiting=%d ips=%n",
+				   &b->slot, &b->pid, &b->cookie, &b->nr,
+				   &b->exiting, &off) != 5 || !off || b->nr > MAX_IPS)
+				return -EINVAL;
+			p = line + off;
+			for (i = 0; i < b->nr; i++) {
+				b->ips[i] = strtoull(p, &end, 16);
+				if (end == p)
+					return -EINVAL;
+				p = *end == ',' ? end + 1 : end;
+			}
+			r->ncb++;
+		} else if (!strncmp(line, "lost ", 5)) {
+			r->lost = atoi(line + 5);
+		}
+	}
+	return 0;
+}
+
+static long long counter(const char *name)
+{
+	char key[64];
+	long long val;
+	FILE *f = fopen(COUNTERS_PATH, "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", key, &val) == 2) {
+		if (!strcmp(key, name)) {
+			fclose(f);
+			return val;
+		}
+	}
+	fclose(f);
+	return -1;
+}
+
+static int cbs_for(const struct results *r, int slot, pid_t pid,
+		   const struct cb **first)
+{
+	int i, n = 0;
+
+	for (i = 0; i < r->ncb; i++) {
+		if (r->cb[i].slot != slot || (pid && r->cb[i].pid != pid))
+			continue;
+		if (!n++ && first)
+			*first = &r->cb[i];
+	}
+	return n;
+}
+
+static const struct req *req_at(const struct results *r, const char *at,
+				int slot)
+{
+	int i;
+
+	for (i = 0; i < r->nreq; i++)
+		if (!strcmp(r->req[i].at, at) && r->req[i].slot == slot)
+			return &r->req[i];
+	return NULL;
+}
+
+/* The callback's stack must start with exactly the frames the chain has. */
+static void check_stack(struct __test_metadata *_metadata,
+			const struct chain *c, const struct cb *b)
+{
+	word_t want[MAX_TOP + 1 + MAX_DEPTH];
+	int i, n = 0;
+
+	for (i = 0; i < c->ntop; i++)
+		want[n++] = c->top[i];
+	want[n++] = c->leaf_ra;
+	for (i = c->depth - 1; i >= 0; i--)
+		want[n++] = c->ras[i];
+
+	ASSERT_GE(b->nr, n) {
+		TH_LOG("the callback got %u frames; the program has at least %d",
+		       b->nr, n);
+	}
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(b->ips[i], (unsigned long long)want[i]) {
+			TH_LOG("frame %d: the callback has %#llx, the program recorded %#lx",
+			       i, b->ips[i], (unsigned long)want[i]);
+		}
+	}
+}
+
+/* Every fixture: the control file, a results buffer and a shared chain. */
+#define CTL_FIXTURE_SETUP()						\
+	do {								\
+		self->res = NULL;					\
+		self->c = MAP_FAILED;					\
+		self->fd = open(CTL_PATH, O_RDWR);			\
+		if (self->fd < 0 && errno == ENOENT)			\
+			SKIP(return, "no %s: load test_unwind_deferred", \
+			     CTL_PATH);					\
+		ASSERT_LE(0, self->fd) {				\
+			TH_LOG("open %s: %s", CTL_PATH, strerror(errno)); \
+		}							\
+		self->res = calloc(1, sizeof(*self->res));		\
+		ASSERT_TRUE(self->res != NULL);				\
+		/* Shared: children that exit or exec report here. */	\
+		self->c = mmap(NULL, sizeof(*self->c),			\
+			       PROT_READ | PROT_WRITE,			\
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);	\
+		ASSERT_TRUE(self->c != MAP_FAILED);				\
+		ASSERT_EQ(0, ctl(self->fd, "clear"));			\
+	} while (0)
+
+#define CTL_FIXTURE_TEARDOWN()						\
+	do {								\
+		if (self->fd >= 0)					\
+			close(self->fd);				\
+		if (self->c != MAP_FAILED)				\
+			munmap(self->c, sizeof(*self->c));		\
+		free(self->res);					\
+	} while (0)
+
+FIXTURE(unwind) {
+	int fd;
+	struct results *res;
+	struct chain *c;
+};
+
+FIXTURE_SETUP(unwind)
+{
+	CTL_FIXTURE_SETUP();
+}
+
+FIXTURE_TEARDOWN(unwind)
+{
+	CTL_FIXTURE_TEARDOWN();
+}
+
+/* Ask from @ctx for slot 0 from a depth-8 chain; check the one callback. */
+static void request_one(struct __test_metadata *_metadata,
+			FIXTURE_DATA(unwind) *self, const char *ctx)
+{
+	struct results *r = self->res;
+	const struct cb *b = NULL;
+	char cmd[64];
+
+	snprintf(cmd, sizeof(cmd), "request %s 0x1", ctx);
+	chain_write(self->c, self->fd, cmd, 8, NULL);
+	ASSERT_EQ((long)strlen(cmd), self->c->ret) {
+		TH_LOG("'%s' failed: %s", cmd, strerror(-self->c->ret));
+	}
+	ASSERT_EQ(0, read_results(self->fd, r));
+
+	ASSERT_EQ(1, r->nreq) TH_LOG("expected one request, found %d", r->nreq);
+	EXPECT_STREQ(ctx, r->req[0].ctx) TH_LOG("the request ran in %s context", r->req[0].ctx);
+	EXPECT_EQ(0, r->req[0].ret) TH_LOG("the first request returned %d", r->req[0].ret);
+	EXPECT_NE(0, r->req[0].cookie) TH_LOG("the cookie is zero");
+	EXPECT_EQ(gettid(), r->req[0].pid);
+
+	ASSERT_EQ(1, r->ncb) TH_LOG("expected exactly one callback, got %d", r->ncb);
+	b = &r->cb[0];
+	EXPECT_EQ(0, b->slot);
+	EXPECT_EQ(gettid(), b->pid) TH_LOG("the callback ran in another task");
+	EXPECT_EQ(r->req[0].cookie, b->cookie) TH_LOG("the callback's cookie differs from the request's");
+	EXPECT_EQ(0, b->exiting);
+	check_stack(_metadata, self->c, b);
+}
+
+TEST_F(unwind, task_request_gets_own_stack)
+{
+	request_one(_metadata, self, "task");
+}
+
+TEST_F(unwind, irq_request_gets_own_stack)
+{
+	request_one(_metadata, self, "irq");
+}
+
+TEST_F(unwind, nmi_request_gets_own_stack)
+{
+	long long before = counter("requests_nmi");
+
+	ASSERT_LE(0, before) TH_LOG("no %s", COUNTERS_PATH);
+	request_one(_metadata, self, "nmi");
+	EXPECT_LT(before, counter("requests_nmi")) TH_LOG("no request was counted as NMI");
+}
+
+TEST_F(unwind, same_entry_same_cookie_next_entry_new_cookie)
+{
+	struct results *r = self->res;
+	unsigned long long first;
+	int i;
+
+	chain_write(self->c, self->fd, "request task 0x1 3", 4, NULL);
+	ASSERT_LT(0, self->c->ret);
+	ASSERT_EQ(0, read_results(self->fd, r));
+	ASSERT_EQ(3, r->nreq);
+	EXPECT_EQ(0, r->req[0].ret) TH_LOG("the first request returned %d", r->req[0].ret);
+	for (i = 1; i < 3; i++) {
+		EXPECT_EQ(1, r->req[i].ret) {
+			TH_LOG("request %d in the same entry returned %d, not 1",
+			       i, r->req[i].ret);
+		}
+		EXPECT_EQ(r->req[0].cookie, r->req[i].cookie) TH_LOG("the cookie changed within one entry");
+	}
+	ASSERT_EQ(1, r->ncb) TH_LOG("%d callbacks for one entry", r->ncb);
+	first = r->req[0].cookie;
+
+	chain_write(self->c, self->fd, "request task 0x1", 4, NULL);
+	ASSERT_LT(0, self->c->ret);
+	ASSERT_EQ(0, read_results(self->fd, r));
+	ASSERT_EQ(4, r->nreq);
+	EXPECT_EQ(0, r->req[3].ret) TH_LOG("a new entry's first request returned %d", r->req[3].ret);
+	EXPECT_NE(first, r->req[3].cookie) TH_LOG("two entries share cookie %#llx", first);
+	EXPECT_NE(0, r->req[3].cookie);
+	ASSERT_EQ(2, r->ncb);
+	EXPECT_EQ(r->req[3].cookie, r->cb[1].cookie);
+}
+
+TEST_F(unwind, one_walk_one_callback_per_user)
+{
+	struct results *r = self->res;
+	long long walks = counter("walks"), calls = counter("callbacks");
+	int slot, i;
+
+	/* All 40 users in one entry: from NMI, hard IRQ and task context. */
+	chain_write(self->c, self->fd,
+		    "request nmi 0x1;request irq 0x2;request task 0xfffffffffc",
+		    6, NULL);
+	ASSERT_LT(0, self->c->ret) TH_LOG("write: %s", strerror(-self->c->ret));
+	ASSERT_EQ(0, read_results(self->fd, r));
+	ASSERT_EQ(NR_SLOTS, r->nreq);
+	for (i = 0; i < r->nreq; i++) {
+		EXPECT_EQ(0, r->req[i].ret) TH_LOG("slot %d: request returned %d", r->req[i].slot, r->req[i].ret);
+		EXPECT_EQ(r->req[0].cookie, r->req[i].cookie) TH_LOG("slot %d got another cookie", r->req[i].slot);
+	}
+	EXPECT_STREQ("nmi", r->req[0].ctx);
+	EXPECT_STREQ("irq", r->req[1].ctx);
+
+	ASSERT_EQ(NR_SLOTS, r->ncb) TH_LOG("%d callbacks for %d users", r->ncb, NR_SLOTS);
+	for (slot = 0; slot < NR_SLOTS; slot++) {
+		const struct cb *b = NULL;
+
+		ASSERT_EQ(1, cbs_for(r, slot, 0, &b)) TH_LOG("slot %d", slot);
+		EXPECT_EQ(r->req[0].cookie, b->cookie);
+		check_stack(_metadata, self->c, b);
+	}
+	EXPECT_EQ(1, counter("walks") - walks) TH_LOG("the stack was walked more than once");
+	EXPECT_EQ(NR_SLOTS, counter("callbacks") - calls);
+}
+
+TEST_F(unwind, cancel_drops_pending_request)
+{
+	struct results *r = self->res;
+	const struct req *q;
+
+	chain_write(self->c, self->fd,
+		    "request task 0x3;cancel 1;request task 0x2", 4, NULL);
+	ASSERT_LT(0, self->c->ret) TH_LOG("write: %s", strerror(-self->c->ret));
+	ASSERT_EQ(0, read_results(self->fd, r));
+	ASSERT_EQ(3, r->nreq);
+	EXPECT_EQ(0, r->req[1].ret);
+	EXPECT_EQ(-EINVAL, r->req[2].ret) TH_LOG("a cancelled user's request returned %d", r->req[2].ret);
+	EXPECT_EQ(0, r->req[2].cookie);
+	EXPECT_EQ(1, cbs_for(r, 0, 0, NULL));
+	EXPECT_EQ(0, cbs_for(r, 1, 0, NULL)) TH_LOG("a cancelled user's callback ran");
+
+	/* The slot's next owner starts clean. */
+	ASSERT_EQ(0, ctl(self->fd, "init 1"));
+	chain_write(self->c, self->fd, "request task 0x2", 4, NULL);
+	ASSERT_LT(0, self->c->ret);
+	ASSERT_EQ(0, read_results(self->fd, r));
+	q = &r->req[r->nreq - 1];
+	EXPECT_EQ(0, q->ret) TH_LOG("the re-registered user's request returned %d", q->ret);
+	EXPECT_EQ(1, cbs_for(r, 1, 0, NULL)) TH_LOG("the re-registered user got no callback");
+}
+
+TEST_F(unwind, kernel_thread_is_refused)
+{
+	struct results *r = self->res;
+	const struct req *q;
+
+	ASSERT_EQ(0, ctl(self->fd, "kthread"));
+	ASSERT_EQ(0, read_results(self->fd, r));
+	q = req_at(r, "kthread", 0);
+	ASSERT_TRUE(q != NULL);
+	EXPECT_EQ(-EINVAL, q->ret) TH_LOG("a kernel thread's request returned %d", q->ret);
+	EXPECT_EQ(0, q->cookie);
+	EXPECT_EQ(0, r->ncb);
+}
+
+TEST_F(unwind, bad_commands_are_refused)
+{
+	static const struct {
+		const char *cmd;
+		int err;
+	} bad[] = {
+		{ "request task 0x0", -EINVAL },
+		{ "request task 0x10000000000", -EINVAL },
+		{ "request bogus 0x1", -EINVAL },
+		{ "request task 0x1 0", -EINVAL },
+		{ "request task zz", -EINVAL },
+		{ "cancel 40", -EINVAL },
+		{ "cancel", -EINVAL },
+		{ "init 0", -EBUSY },
+		{ "arm-exit 0", -EINVAL },
+		{ "frobnicate", -EINVAL },
+	};
+	unsigned int i;
+	int fd2;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(bad[i].err, ctl(self->fd, bad[i].cmd)) {
+			TH_LOG("'%s' was not refused with %d", bad[i].cmd,
+			       bad[i].err);
+		}
+	}
+	fd2 = open(CTL_PATH, O_RDWR);
+	EXPECT_EQ(-1, fd2) TH_LOG("a second open succeeded");
+	EXPECT_EQ(EBUSY, errno);
+	ASSERT_EQ(0, read_results(self->fd, self->res));
+	EXPECT_EQ(0, self->res->nreq);
+}
+
+TEST_F(unwind, cookies_unique_across_tasks_and_cpus)
+{
+	struct results *r = self->res;
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), cpu, i, j, status;
+
+	ASSERT_LT(0, ncpu);
+	for (cpu = 0; cpu < ncpu && cpu < 8; cpu++) {
+		pid_t pid = fork();
+
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET(cpu, &set);
+			if (sched_setaffinity(0, sizeof(set), &set))
+				_exit(2);
+			for (i = 0; i < 4; i++) {
+				chain_write(self->c, self->fd, "request task 0x1", 3, NULL);
+				if (self->c->ret <= 0)
+					_exit(3);
+			}
+			_exit(0);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	}
+	ASSERT_EQ(0, read_results(self->fd, r));
+	ASSERT_EQ(4 * (cpu), r->nreq);
+	for (i = 0; i < r->nreq; i++) {
+		EXPECT_EQ(0, r->req[i].ret);
+		for (j = 0; j < i; j++)
+			EXPECT_NE(r->req[i].cookie, r->req[j].cookie) {
+				TH_LOG("entries %d and %d share cookie %#llx", i, j,
+				       r->req[i].cookie);
+			}
+	}
+	EXPECT_EQ(r->nreq, r->ncb);
+}
+
+TEST_F(unwind, exit_with_request_pending)
+{
+	struct results *r = self->res;
+	long long done = counter("exit_completions");
+	const struct req *q;
+	const struct cb *b = NULL;
+	int status, ret;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		ret = ctl(self->fd, "arm-exit 0x1");
+		if (ret)
+			_exit(ret == -EOPNOTSUPP ? 4 : 5);
+		memset(self->c, 0, sizeof(*self->c));
+		self->c->depth = 5;
+		self->c->nr = __NR_exit_group;
+		self->c->leaf = leaf_syscall;
+		descend(self->c, 0);
+		_exit(6);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 4)
+		SKIP(return, "the test module has no kprobes");
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	ASSERT_EQ(0, read_results(self->fd, r));
+	q = req_at(r, "exit", 0);
+	ASSERT_TRUE(q != NULL) TH_LOG("no request was made in do_exit()");
+	EXPECT_EQ(pid, q->pid);
+	ASSERT_EQ(0, q->ret) TH_LOG("the request in do_exit() returned %d", q->ret);
+	ASSERT_EQ(1, cbs_for(r, 0, pid, &b)) TH_LOG("the exiting task's callback did not run once");
+	EXPECT_EQ(q->cookie, b->cookie);
+	EXPECT_EQ(1, b->exiting) TH_LOG("the callback did not run in the exit path");
+	EXPECT_EQ(1, counter("exit_completions") - done);
+	check_stack(_metadata, self->c, b);
+}
+
+TEST_F(unwind, exec_with_request_pending)
+{
+	struct results *r = self->res;
+	long long done = counter("exec_completions");
+	static char *const argv[] = { "true", NULL };
+	static char *const envp[] = { NULL };
+	const struct req *old, *new;
+	const struct cb *b;
+	int status, ret, i, nold = 0, nnew = 0;
+	pid_t pid;
+
+	if (access("/bin/true", X_OK))
+		SKIP(return, "no /bin/true to exec");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		ret = ctl(self->fd, "arm-exec 0x1");
+		if (ret)
+			_exit(ret == -EOPNOTSUPP ? 4 : 5);
+		memset(self->c, 0, sizeof(*self->c));
+		self->c->depth = 5;
+		self->c->nr = __NR_execve;
+		self->c->a = (long)"/bin/true";
+		self->c->b = (long)argv;
+		self->c->c = (long)envp;
+		self->c->leaf = leaf_syscall;
+		descend(self->c, 0);
+		_exit(6);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 4)
+		SKIP(return, "the test module has no kprobes");
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	ASSERT_EQ(0, read_results(self->fd, r));
+	old = req_at(r, "exec-old", 0);
+	new = req_at(r, "exec-new", 0);
+	ASSERT_TRUE(old != NULL) TH_LOG("no request when execve started");
+	ASSERT_TRUE(new != NULL) TH_LOG("no request once the new image was set up");
+	EXPECT_EQ(0, old->ret);
+	EXPECT_EQ(0, new->ret) TH_LOG("the new image's request returned %d", new->ret);
+	EXPECT_NE(old->cookie, new->cookie) TH_LOG("the new image got the old image's cookie");
+
+	for (i = 0; i < r->ncb; i++) {
+		b = &r->cb[i];
+		if (b->pid != pid)
+			continue;
+		if (b->cookie == old->cookie) {
+			nold++;
+			check_stack(_metadata, self->c, b);
+		} else if (b->cookie == new->cookie) {
+			nnew++;
+			EXPECT_LE(1, b->nr);
+			EXPECT_NE(self->c->top[0], b->ips[0]) TH_LOG("the new image was unwound at the old address");
+		}
+	}
+	EXPECT_EQ(1, nold) TH_LOG("%d callbacks for the old image", nold);
+	EXPECT_EQ(1, nnew) TH_LOG("%d callbacks for the new image", nnew);
+	EXPECT_EQ(1, counter("exec_completions") - done);
+}
+
+TEST_F(unwind, deep_stack_cost)
+{
+	long long ns = counter("walk_ns"), frames = counter("frames");
+	long long walks = counter("walks");
+	const int depth = 200, rounds = 20;
+	struct results *r = self->res;
+	int i;
+
+	for (i = 0; i < rounds; i++) {
+		chain_write(self->c, self->fd, "request task 0x1", depth, NULL);
+		ASSERT_LT(0, self->c->ret);
+	}
+	ASSERT_EQ(0, read_results(self->fd, r));
+	ASSERT_EQ(rounds, r->ncb);
+	check_stack(_metadata, self->c, &r->cb[rounds - 1]);
+	walks = counter("walks") - walks;
+	frames = counter("frames") - frames;
+	ns = counter("walk_ns") - ns;
+	ASSERT_EQ(rounds, walks);
+	TH_LOG("walker: %lld walks, %lld frames, %.1f ns per frame (%d-bit task)",
+	       walks, frames, frames ? (double)ns / frames : 0.0,
+	       (int)sizeof(word_t) * 8);
+}
+
+/* A task stopped in a prologue or at "ret" still yields its caller. */
+FIXTURE(prologue) {
+	int fd;
+	struct results *res;
+	struct chain *c;
+};
+
+FIXTURE_SETUP(prologue)
+{
+	CTL_FIXTURE_SETUP();
+}
+
+FIXTURE_TEARDOWN(prologue)
+{
+	CTL_FIXTURE_TEARDOWN();
+}
+
+FIXTURE_VARIANT(prologue) {
+	void (*leaf)(struct chain *c);
+};
+
+FIXTURE_VARIANT_ADD(prologue, body) {
+	.leaf = leaf_syscall,
+};
+
+FIXTURE_VARIANT_ADD(prologue, at_push_bp) {
+	.leaf = leaf_at_push,
+};
+
+FIXTURE_VARIANT_ADD(prologue, at_endbr) {
+	.leaf = leaf_at_endbr,
+};
+
+FIXTURE_VARIANT_ADD(prologue, after_push_bp) {
+	.leaf = leaf_after_push,
+};
+
+FIXTURE_VARIANT_ADD(prologue, at_ret) {
+	.leaf = leaf_at_ret,
+};
+
+TEST_F(prologue, topmost_frame)
+{
+	struct results *r = self->res;
+
+	chain_write(self->c, self->fd, "request task 0x1", 6, variant->leaf);
+	ASSERT_LT(0, self->c->ret) TH_LOG("write: %s", strerror(-self->c->ret));
+	ASSERT_EQ(0, read_results(self->fd, r));
+	ASSERT_EQ(1, r->ncb);
+	check_stack(_metadata, self->c, &r->cb[0]);
+}
+
+/*
+ * Hostile stacks: the frame pointer is pointed at frames built in a local
+ * array (above the stack pointer, as real frames are). Each walk must end
+ * where the rules say, counted, with no kernel warning.
+ */
+enum hostile_kind {
+	SELF_LOOP, TWO_FRAME_LOOP, DOWNWARD, MISALIGNED, KERNEL_FP, KERNEL_RA,
+	UNMAPPED, TOO_DEEP, EXACTLY_MAX,
+};
+
+#define HOSTILE_WORDS	1400
+#define FAKE_RA(i)	((word_t)0x10000 + 16 * (i))
+
+FIXTURE(hostile) {
+	int fd;
+	struct results *res;
+	struct chain *c;
+};
+
+FIXTURE_VARIANT(hostile) {
+	enum hostile_kind kind;
+	int nr;			/* expected entries; 0: the entry limit */
+	const char *counter;	/* must grow by one; NULL: none may */
+	int only64;
+};
+
+FIXTURE_VARIANT_ADD(hostile, self_loop) { SELF_LOOP, 2, "stop_bad_frame" };
+FIXTURE_VARIANT_ADD(hostile, two_frame_loop) { TWO_FRAME_LOOP, 3, "stop_bad_frame" };
+FIXTURE_VARIANT_ADD(hostile, downward) { DOWNWARD, 2, "stop_bad_frame" };
+FIXTURE_VARIANT_ADD(hostile, misaligned) { MISALIGNED, 2, "stop_bad_frame" };
+FIXTURE_VARIANT_ADD(hostile, kernel_frame_pointer) { KERNEL_FP, 2, "stop_bad_frame", 1 };
+FIXTURE_VARIANT_ADD(hostile, kernel_return_address) { KERNEL_RA, 1, "stop_bad_frame", 1 };
+FIXTURE_VARIANT_ADD(hostile, unmapped) { UNMAPPED, 2, "stop_fault" };
+FIXTURE_VARIANT_ADD(hostile, too_deep) { TOO_DEEP, 0, "truncated" };
+FIXTURE_VARIANT_ADD(hostile, exactly_max) { EXACTLY_MAX, 0, NULL };
+
+FIXTURE_SETUP(hostile)
+{
+	CTL_FIXTURE_SETUP();
+}
+
+FIXTURE_TEARDOWN(hostile)
+{
+	CTL_FIXTURE_TEARDOWN();
+}
+
+/* write() with the frame pointer set to @fp; asm_l1 gets the return IP. */
+static __attribute__((noinline)) long hostile_write(int fd, const char *buf,
+						     long len, word_t fp)
+{
+	long ret;
+#ifdef __x86_64__
+	asm volatile("lea 1f(%%rip), %%rcx\n\t"
+		     "mov %%rcx, %[l1]\n\t"
+		     "mov %%rbp, %%r12\n\t"
+		     "mov %[fp], %%rbp\n\t"
+		     "syscall\n"
+		     "1:\tnop\n\t"
+		     "mov %%r12, %%rbp"
+		     : "=a"(ret), [l1] "=m"(asm_l1)
+		     : "0"((long)__NR_write), "D"((long)fd), "S"(buf), "d"(len),
+		       [fp] "r"(fp)
+		     : "rcx", "r11", "r12", "memory");
+#else
+	asm volatile("call 0f\n"
+		     "0:\tpop %%esi\n\t"
+		     "lea (1f-0b)(%%esi), %%esi\n\t"
+		     "mov %%esi, %[l1]\n\t"
+		     "push %%ebp\n\t"
+		     "mov %%edi, %%ebp\n\t"
+		     "int $0x80\n"
+		     "1:\tnop\n\t"
+		     "pop %%ebp"
+		     : "=a"(ret), [l1] "=m"(asm_l1)
+		     : "0"((long)__NR_write), "b"(fd), "c"(buf), "d"(len), "D"(fp)
+		     : "esi", "memory");
+#endif
+	return ret;
+}
+
+/* An unmapped page above the stack (frames may only go up), or 0. */
+static word_t unmapped_above_stack(void)
+{
+	unsigned long start, end, page = getpagesize(), a;
+	unsigned char vec;
+	char line[256];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return 0;
+	end = 0;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &start, &end) == 2)
+			break;
+	fclose(f);
+	for (a = end; end && a < end + 64 * page && a > start; a += page)
+		if (mincore((void *)a, page, &vec) && errno == ENOMEM)
+			return a;
+	return 0;
+}
+
+TEST_F(hostile, walk_ends_cleanly)
+{
+	word_t words[HOSTILE_WORDS];
+	const char *cmd = "request task 0x1";
+	long long max = counter("max_entries");
+	long long before[3], after[3];
+	static const char * const stops[3] = {
+		"stop_bad_frame", "stop_fault", "truncated",
+	};
+	struct results *r = self->res;
+	int i, frames = 0, want = variant->nr;
+	long ret;
+
+	if (variant->only64 && sizeof(word_t) != 8)
+		SKIP(return, "a compat task cannot hold a kernel address");
+	ASSERT_LT(1, max) TH_LOG("no max_entries in %s", COUNTERS_PATH);
+	ASSERT_LT(2 * max + 2, HOSTILE_WORDS);
+	memset(words, 0, sizeof(words));
+
+	/* Frame i is words[2i] (saved frame pointer), words[2i + 1] (ra). */
+	words[1] = FAKE_RA(0);
+	switch (variant->kind) {
+	case SELF_LOOP:
+		words[0] = (word_t)&words[0];
+		break;
+	case TWO_FRAME_LOOP:
+		words[0] = (word_t)&words[4];
+		words[4] = (word_t)&words[0];
+		words[5] = FAKE_RA(1);
+		break;
+	case DOWNWARD:
+		words[0] = (word_t)&words[0] - 16 * sizeof(word_t);
+		break;
+	case MISALIGNED:
+		words[0] = (word_t)&words[4] + sizeof(word_t) / 2;
+		break;
+	case KERNEL_FP:
+		words[0] = (word_t)0xffff888000000000ULL;
+		break;
+	case KERNEL_RA:
+		words[0] = 0;
+		words[1] = (word_t)0xffffffff81000000ULL;
+		break;
+	case UNMAPPED:
+		words[0] = unmapped_above_stack();
+		if (!words[0])
+			SKIP(return, "no unmapped page above the stack");
+		break;
+	case TOO_DEEP:
+	case EXACTLY_MAX:
+		/* The IP plus one entry per frame: max - 1 frames fill it. */
+		frames = variant->kind == TOO_DEEP ? max + 50 : max - 1;
+		ASSERT_LT(2 * frames + 2, HOSTILE_WORDS);
+		for (i = 0; i < frames; i++) {
+			words[2 * i] = i + 1 < frames ? (word_t)&words[2 * i + 2] : 0;
+			words[2 * i + 1] = FAKE_RA(i);
+		}
+		want = max;
+		break;
+	}
+
+	for (i = 0; i < 3; i++)
+		before[i] = counter(stops[i]);
+	ret = hostile_write(self->fd, cmd, strlen(cmd), (word_t)&words[0]);
+	ASSERT_EQ((long)strlen(cmd), ret) TH_LOG("write: %s", strerror(-ret));
+	for (i = 0; i < 3; i++)
+		after[i] = counter(stops[i]);
+
+	ASSERT_EQ(0, read_results(self->fd, r));
+	ASSERT_EQ(1, r->ncb) TH_LOG("the callback ran %d times", r->ncb);
+	EXPECT_EQ(want, r->cb[0].nr) TH_LOG("the walk kept %u entries, not %d", r->cb[0].nr, want);
+	EXPECT_EQ((unsigned long long)asm_l1, r->cb[0].ips[0]);
+	if (want >= 2)
+		EXPECT_EQ((unsigned long long)FAKE_RA(0), r->cb[0].ips[1]);
+	for (i = 0; i < 3; i++) {
+		int grow = variant->counter && !strcmp(variant->counter, stops[i]);
+
+		EXPECT_EQ(grow, after[i] - before[i]) {
+			TH_LOG("counter %s grew by %lld", stops[i], after[i] - before[i]);
+		}
+	}
+}
+
+TEST_HARNESS_MAIN
