@@ -37,6 +37,10 @@ export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
 export CCACHE_NOHASHDIR=1
 export CCACHE_COMPILERCHECK=content
 
+# make in the kernel tree, the same way everywhere (the compiler is part of
+# every object's command line: a different CC rebuilds everything).
+KMAKE=(make -C "$TREE" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc")
+
 if [ -t 1 ]; then
 	_c_red=$'\e[31m' _c_yel=$'\e[33m' _c_bold=$'\e[1m' _c_off=$'\e[0m'
 else

@@ -62,14 +62,14 @@ static __always_inline void unwind_reset_info(void)
 static inline int unwind_deferred_init(struct unwind_work *work,
 				       unwind_callback_t func)
 {
-	return -ENOSYS;
+	return -EOPNOTSUPP;
 }
 
 static inline int unwind_deferred_request(struct unwind_work *work,
 					  u64 *cookie)
 {
 	*cookie = 0;
-	return -ENOSYS;
+	return -EOPNOTSUPP;
 }
 
 static inline void unwind_deferred_cancel(struct unwind_work *work) { }

@@ -12,16 +12,13 @@ int unwind_user_start(struct unwind_user_state *state);
 int unwind_user_next(struct unwind_user_state *state);
 int unwind_user(struct unwind_stacktrace *trace, unsigned int max_entries);
 
-#define for_each_user_frame(state) \
-	for (unwind_user_start(state); !(state)->done; unwind_user_next(state))
-
 #else /* !CONFIG_UNWIND_USER */
 
 static inline int unwind_user(struct unwind_stacktrace *trace,
 			      unsigned int max_entries)
 {
 	trace->nr = 0;
-	return -ENOSYS;
+	return -EOPNOTSUPP;
 }
 
 #endif /* CONFIG_UNWIND_USER */

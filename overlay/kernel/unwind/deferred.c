@@ -53,7 +53,7 @@ static_assert(UNWIND_MAX_USERS >= 32);
 
 /* A cookie is a per-CPU sequence number above the CPU number plus one. */
 #define UNWIND_COOKIE_CPU_BITS	16
-static_assert(NR_CPUS < (1 << UNWIND_COOKIE_CPU_BITS));
+static_assert(CONFIG_NR_CPUS < (1 << UNWIND_COOKIE_CPU_BITS));
 
 static DEFINE_MUTEX(unwind_users_lock);
 static LIST_HEAD(unwind_users);
@@ -353,6 +353,7 @@ void __unwind_reset_info(void)
 	WRITE_ONCE(info->done, 0);
 	if (info->cache)
 		info->cache->valid = false;
+	/* Order the clearing above before requests may start again. */
 	smp_store_release(&info->mask, 0);
 }
 
@@ -510,8 +511,8 @@ static int unwind_counters_show(struct seq_file *m, void *v)
 		seq_printf(m, "%s %llu\n", unwind_stat_names[i], sum[i]);
 
 	mutex_lock(&unwind_users_lock);
-	seq_printf(m, "users %u\n", bitmap_weight(&unwind_users_bits,
-						   UNWIND_MAX_USERS));
+	seq_printf(m, "users %u\n",
+		   bitmap_weight(&unwind_users_bits, UNWIND_MAX_USERS));
 	mutex_unlock(&unwind_users_lock);
 	seq_printf(m, "max_users %u\n", UNWIND_MAX_USERS);
 	seq_printf(m, "max_entries %zu\n", UNWIND_MAX_ENTRIES);

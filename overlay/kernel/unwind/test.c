@@ -36,6 +36,7 @@
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
+#include <linux/nmi.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -46,7 +47,11 @@
 #include <linux/vmalloc.h>
 #ifdef CONFIG_X86_LOCAL_APIC
 #include <asm/apic.h>
-#include <asm/nmi.h>
+#endif
+
+/* A self-NMI needs a local APIC and register_nmi_handler() (x86 with ACPI). */
+#if defined(CONFIG_X86_LOCAL_APIC) && defined(NMI_FLAG_FIRST)
+#define TEST_HAVE_NMI 1
 #endif
 
 #define TEST_SLOTS	40
@@ -122,6 +127,7 @@ static void test_log_req(const char *at, int slot, int ret, u64 cookie)
 	r->ret = ret;
 	r->cookie = cookie;
 	r->pid = current->pid;
+	/* Publish the filled entry to test_ctl_show(). */
 	smp_store_release(&r->valid, 1);
 }
 
@@ -164,6 +170,7 @@ static void test_callback(struct unwind_work *work,
 	cb->nr = min(trace->nr, TEST_MAX_IPS);
 	cb->exiting = !!(current->flags & PF_EXITING);
 	memcpy(cb->ips, trace->entries, cb->nr * sizeof(cb->ips[0]));
+	/* Publish the filled entry to test_ctl_show(). */
 	smp_store_release(&cb->valid, 1);
 }
 
@@ -207,7 +214,7 @@ static int test_request_irq(unsigned long mask, unsigned int repeat)
 	return ret;
 }
 
-#ifdef CONFIG_X86_LOCAL_APIC
+#ifdef TEST_HAVE_NMI
 static int test_nmi_handler(unsigned int type, struct pt_regs *regs)
 {
 	if (!READ_ONCE(nmi_armed) || current != READ_ONCE(ctx_task))
@@ -451,6 +458,7 @@ static int test_ctl_show(struct seq_file *m, void *v)
 	for (i = 0; i < n; i++) {
 		struct test_req *r = &reqs[i];
 
+		/* Pairs with the release in test_log_req(). */
 		if (!smp_load_acquire(&r->valid))
 			continue;
 		seq_printf(m, "req at=%s ctx=%s slot=%d ret=%d cookie=%llx pid=%d\n",
@@ -461,6 +469,7 @@ static int test_ctl_show(struct seq_file *m, void *v)
 	for (i = 0; i < n; i++) {
 		struct test_cb *cb = &cbs[i];
 
+		/* Pairs with the release in test_callback(). */
 		if (!smp_load_acquire(&cb->valid))
 			continue;
 		seq_printf(m, "cb slot=%d pid=%d cookie=%llx nr=%u exiting=%d ips=",
@@ -530,7 +539,7 @@ static int __init test_unwind_deferred_init(void)
 		slots[i].registered = true;
 	}
 
-#ifdef CONFIG_X86_LOCAL_APIC
+#ifdef TEST_HAVE_NMI
 	ret = register_nmi_handler(NMI_LOCAL, test_nmi_handler, 0,
 				   "unwind_test");
 	if (ret)
@@ -557,7 +566,7 @@ static void __exit test_unwind_deferred_exit(void)
 	debugfs_remove_recursive(test_dir);
 	if (kprobes_on)
 		unregister_kprobes(test_kprobes, ARRAY_SIZE(test_kprobes));
-#ifdef CONFIG_X86_LOCAL_APIC
+#ifdef TEST_HAVE_NMI
 	unregister_nmi_handler(NMI_LOCAL, "unwind_test");
 #endif
 	test_cancel_slots();

@@ -13,13 +13,6 @@
 #include <linux/uaccess.h>
 #include <linux/unwind_user.h>
 
-static const struct unwind_user_frame fp_frame_64 = ARCH_INIT_USER_FP_FRAME(8);
-static const struct unwind_user_frame fp_entry_64 = ARCH_INIT_USER_FP_ENTRY_FRAME(8);
-static const struct unwind_user_frame fp_pushed_64 = ARCH_INIT_USER_FP_PUSHED_FRAME(8);
-static const struct unwind_user_frame fp_frame_32 = ARCH_INIT_USER_FP_FRAME(4);
-static const struct unwind_user_frame fp_entry_32 = ARCH_INIT_USER_FP_ENTRY_FRAME(4);
-static const struct unwind_user_frame fp_pushed_32 = ARCH_INIT_USER_FP_PUSHED_FRAME(4);
-
 static void unwind_user_stop(struct unwind_user_state *state,
 			     enum unwind_user_stop why)
 {
@@ -46,7 +39,6 @@ static int unwind_user_read_words(unsigned long addr, unsigned int ws,
 		user_read_access_end();
 		words[0] = w0;
 		words[1] = w1;
-		return 0;
 	} else {
 		unsigned long __user *p = (unsigned long __user *)addr;
 		unsigned long w0, w1 = 0;
@@ -59,20 +51,20 @@ static int unwind_user_read_words(unsigned long addr, unsigned int ws,
 		user_read_access_end();
 		words[0] = w0;
 		words[1] = w1;
-		return 0;
 	}
+	return 0;
+
 efault:
 	user_read_access_end();
 	return -EFAULT;
 }
 
-/* The layout of the interrupted frame, from the instruction it stopped at. */
-static const struct unwind_user_frame *
+/* Where the interrupted frame stopped: its prologue, "ret", or its body. */
+static enum arch_unwind_user_fp_at
 unwind_user_fp_topmost(struct unwind_user_state *state)
 {
 	u8 insn[ARCH_UNWIND_USER_INSN_BYTES];
 	unsigned int len;
-	bool w64 = state->ws == 8;
 
 	/*
 	 * The text was just executed, so it is resident: read it without
@@ -84,27 +76,19 @@ unwind_user_fp_topmost(struct unwind_user_state *state)
 		if (copy_from_user_nofault(insn, (void __user *)state->ip, len))
 			len = 0;
 	}
-	switch (arch_unwind_user_fp_prologue(insn, len, state->ws)) {
-	case ARCH_UNWIND_USER_FP_ENTRY:
-		return w64 ? &fp_entry_64 : &fp_entry_32;
-	case ARCH_UNWIND_USER_FP_PUSHED:
-		return w64 ? &fp_pushed_64 : &fp_pushed_32;
-	default:
-		return w64 ? &fp_frame_64 : &fp_frame_32;
-	}
+	return arch_unwind_user_fp_prologue(insn, len, state->ws);
 }
 
 static int unwind_user_next_fp(struct unwind_user_state *state)
 {
-	const struct unwind_user_frame *frame;
+	struct unwind_user_frame f, *frame = &f;
 	unsigned long base, cfa, addr, words[2];
 	unsigned int ws = state->ws, n;
 	int ret;
 
-	if (state->topmost)
-		frame = unwind_user_fp_topmost(state);
-	else
-		frame = ws == 8 ? &fp_frame_64 : &fp_frame_32;
+	arch_unwind_user_fp_frame(frame, state->topmost ?
+				  unwind_user_fp_topmost(state) :
+				  ARCH_UNWIND_USER_FP_BODY, ws);
 
 	if (frame->use_fp) {
 		/* The outermost frame clears the frame pointer. */

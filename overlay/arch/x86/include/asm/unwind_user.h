@@ -4,40 +4,8 @@
 
 #include <linux/string.h>
 #include <linux/types.h>
+#include <linux/unwind_user_types.h>
 #include <asm/ptrace.h>
-
-/*
- * Frame pointer layouts of a user function, as offsets from the canonical
- * frame address (CFA, the stack pointer before the call pushed the return
- * address). @ws is the word size of the task's stack.
- */
-
-/* In the body: "push %bp; mov %sp,%bp" has run, bp points at the saved bp. */
-#define ARCH_INIT_USER_FP_FRAME(ws)			\
-	{						\
-		.cfa_off	=  2 * (ws),		\
-		.ra_off		= -1 * (ws),		\
-		.fp_off		= -2 * (ws),		\
-		.use_fp		= true,			\
-	}
-
-/* At the first instruction, or at "ret": only the return address is pushed. */
-#define ARCH_INIT_USER_FP_ENTRY_FRAME(ws)		\
-	{						\
-		.cfa_off	=  1 * (ws),		\
-		.ra_off		= -1 * (ws),		\
-		.fp_off		= 0,			\
-		.use_fp		= false,		\
-	}
-
-/* After "push %bp", before "mov %sp,%bp": bp is saved, not yet set. */
-#define ARCH_INIT_USER_FP_PUSHED_FRAME(ws)		\
-	{						\
-		.cfa_off	=  2 * (ws),		\
-		.ra_off		= -1 * (ws),		\
-		.fp_off		= -2 * (ws),		\
-		.use_fp		= false,		\
-	}
 
 /* How many instruction bytes arch_unwind_user_fp_prologue() looks at. */
 #define ARCH_UNWIND_USER_INSN_BYTES	4
@@ -74,6 +42,36 @@ arch_unwind_user_fp_prologue(const u8 *insn, unsigned int len, unsigned int ws)
 	if (len >= mov_len && !memcmp(insn, mov, mov_len))
 		return ARCH_UNWIND_USER_FP_PUSHED;
 	return ARCH_UNWIND_USER_FP_BODY;
+}
+
+/*
+ * The frame layout for each position, as offsets from the canonical frame
+ * address (CFA, the stack pointer before the call pushed the return
+ * address); @ws is the word size of the task's stack. In the body,
+ * "push %bp; mov %sp,%bp" has run and bp points at the saved bp.
+ */
+static inline void arch_unwind_user_fp_frame(struct unwind_user_frame *frame,
+					     enum arch_unwind_user_fp_at at,
+					     int ws)
+{
+	frame->ra_off = -ws;
+	switch (at) {
+	case ARCH_UNWIND_USER_FP_ENTRY:
+		frame->cfa_off = ws;
+		frame->fp_off = 0;
+		frame->use_fp = false;
+		break;
+	case ARCH_UNWIND_USER_FP_PUSHED:
+		frame->cfa_off = 2 * ws;
+		frame->fp_off = -2 * ws;
+		frame->use_fp = false;
+		break;
+	default:
+		frame->cfa_off = 2 * ws;
+		frame->fp_off = -2 * ws;
+		frame->use_fp = true;
+		break;
+	}
 }
 
 /* The word size of the user stack: 4 for ia32 compat tasks. */

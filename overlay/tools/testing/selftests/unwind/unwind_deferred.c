@@ -31,9 +31,6 @@
 #define MAX_IPS		512
 #define RESULTS_SIZE	(2 << 20)
 
-/* A stack word of this program: 8 bytes, or 4 as a compat task. */
-typedef unsigned long word_t;
-
 struct req {
 	char at[16];
 	char ctx[8];
@@ -65,14 +62,14 @@ struct chain {
 	long nr, a, b, c;	/* the leaf's system call */
 	long ret;
 	void (*leaf)(struct chain *c);
-	word_t ras[MAX_DEPTH];	/* return address of each descend() level */
-	word_t leaf_ra;		/* return address of leaf() */
-	word_t top[MAX_TOP];	/* the entries above leaf_ra, innermost first */
+	unsigned long ras[MAX_DEPTH];	/* return address of each descend() level */
+	unsigned long leaf_ra;		/* return address of leaf() */
+	unsigned long top[MAX_TOP];	/* the entries above leaf_ra, innermost first */
 	int ntop;
 };
 
 /* Written by inline assembly, which has no register to spare on ia32. */
-static word_t asm_l1, asm_l2;
+static unsigned long asm_l1, asm_l2;
 
 /*
  * The leaf that makes the chain's system call. Its return address has a
@@ -80,14 +77,24 @@ static word_t asm_l1, asm_l2;
  * never come back). The instruction there is a nop: the function body, not
  * a prologue.
  */
-extern const char leaf_syscall_ret[];
+static unsigned long leaf_syscall_ret_addr(void)
+{
+	unsigned long addr;
 
-static __attribute__((noinline, noclone)) void leaf_syscall(struct chain *c)
+#ifdef __x86_64__
+	asm("lea leaf_syscall_ret(%%rip), %0" : "=r"(addr));
+#else
+	asm("mov $leaf_syscall_ret, %0" : "=r"(addr));
+#endif
+	return addr;
+}
+
+static __attribute__((noipa)) void leaf_syscall(struct chain *c)
 {
 	long ret;
 
-	c->leaf_ra = (word_t)__builtin_return_address(0);
-	c->top[0] = (word_t)leaf_syscall_ret;
+	c->leaf_ra = (unsigned long)__builtin_return_address(0);
+	c->top[0] = leaf_syscall_ret_addr();
 	c->ntop = 1;
 #ifdef __x86_64__
 	asm volatile("syscall\n"
@@ -115,11 +122,25 @@ static __attribute__((noinline, noclone)) void leaf_syscall(struct chain *c)
  * The kernel thus finds the task stopped at a function's first instruction,
  * after its "push %bp", or at its "ret", with the caller's frame pointer.
  */
+/* What the mini function left behind, as the walk should find it. */
+static void prologue_done(struct chain *c, unsigned long leaf_ra, long ret)
+{
+	c->leaf_ra = leaf_ra;
+	c->ret = ret;
+	c->top[0] = asm_l1;
+	c->top[1] = asm_l2;
+	c->ntop = 2;
+}
+
 #ifdef __x86_64__
 #define BP		"%%rbp"
 #define SP		"%%rsp"
 #define ENDBR		"endbr64\n\t"
-#define PROLOGUE_SYSCALL(pre, post)					\
+#define DEFINE_PROLOGUE_LEAF(name, pre, post)				\
+static __attribute__((noipa)) void name(struct chain *c)		\
+{									\
+	long ret;							\
+									\
 	asm volatile("lea 1f(%%rip), %%rcx\n\t"				\
 		     "mov %%rcx, %[l1]\n\t"				\
 		     "lea 2f(%%rip), %%rcx\n\t"				\
@@ -129,14 +150,20 @@ static __attribute__((noinline, noclone)) void leaf_syscall(struct chain *c)
 		     "syscall\n"					\
 		     "1:\t" post					\
 		     "2:\n"						\
-		     : "=a"(c->ret), [l1] "=m"(asm_l1), [l2] "=m"(asm_l2) \
+		     : "=a"(ret), [l1] "=m"(asm_l1), [l2] "=m"(asm_l2)	\
 		     : "0"(c->nr), "D"(c->a), "S"(c->b), "d"(c->c)	\
-		     : "rcx", "r11", "memory")
+		     : "rcx", "r11", "memory");				\
+	prologue_done(c, (unsigned long)__builtin_return_address(0), ret); \
+}
 #else
 #define BP		"%%ebp"
 #define SP		"%%esp"
 #define ENDBR		"endbr32\n\t"
-#define PROLOGUE_SYSCALL(pre, post)					\
+#define DEFINE_PROLOGUE_LEAF(name, pre, post)				\
+static __attribute__((noipa)) void name(struct chain *c)		\
+{									\
+	long ret;							\
+									\
 	asm volatile("call 0f\n"					\
 		     "0:\tpop %%esi\n\t"				\
 		     "lea (1f-0b)(%%esi), %%edi\n\t"			\
@@ -148,20 +175,12 @@ static __attribute__((noinline, noclone)) void leaf_syscall(struct chain *c)
 		     "int $0x80\n"					\
 		     "1:\t" post					\
 		     "2:\n"						\
-		     : "=a"(c->ret), [l1] "=m"(asm_l1), [l2] "=m"(asm_l2) \
+		     : "=a"(ret), [l1] "=m"(asm_l1), [l2] "=m"(asm_l2)	\
 		     : "0"(c->nr), "b"(c->a), "c"(c->b), "d"(c->c)	\
-		     : "esi", "edi", "memory")
-#endif
-
-#define DEFINE_PROLOGUE_LEAF(name, pre, post)				\
-static __attribute__((noinline)) void name(struct chain *c)		\
-{									\
-	c->leaf_ra = (word_t)__builtin_return_address(0);		\
-	PROLOGUE_SYSCALL(pre, post);					\
-	c->top[0] = asm_l1;						\
-	c->top[1] = asm_l2;						\
-	c->ntop = 2;							\
+		     : "esi", "edi", "memory");				\
+	prologue_done(c, (unsigned long)__builtin_return_address(0), ret); \
 }
+#endif
 
 DEFINE_PROLOGUE_LEAF(leaf_at_push, "",
 		     "push " BP "\n\tmov " SP ", " BP "\n\tpop " BP "\n\tret\n")
@@ -171,9 +190,9 @@ DEFINE_PROLOGUE_LEAF(leaf_after_push, "push " BP "\n\t",
 		     "mov " SP ", " BP "\n\tpop " BP "\n\tret\n")
 DEFINE_PROLOGUE_LEAF(leaf_at_ret, "", "ret\n")
 
-static __attribute__((noinline)) void descend(struct chain *c, int level)
+static __attribute__((noipa)) void descend(struct chain *c, int level)
 {
-	c->ras[level] = (word_t)__builtin_return_address(0);
+	c->ras[level] = (unsigned long)__builtin_return_address(0);
 	if (level + 1 < c->depth)
 		descend(c, level + 1);
 	else
@@ -204,7 +223,9 @@ static int read_results(int fd, struct results *r)
 	ssize_t n, len = 0;
 	char *line, *save;
 
-	r->nreq = r->ncb = r->lost = 0;
+	r->nreq = 0;
+	r->ncb = 0;
+	r->lost = 0;
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		return -errno;
 	while ((n = read(fd, r->text + len, RESULTS_SIZE - 1 - len)) > 0)
@@ -295,7 +316,7 @@ static const struct req *req_at(const struct results *r, const char *at,
 static void check_stack(struct __test_metadata *_metadata,
 			const struct chain *c, const struct cb *b)
 {
-	word_t want[MAX_TOP + 1 + MAX_DEPTH];
+	unsigned long want[MAX_TOP + 1 + MAX_DEPTH];
 	int i, n = 0;
 
 	for (i = 0; i < c->ntop; i++)
@@ -316,36 +337,39 @@ static void check_stack(struct __test_metadata *_metadata,
 	}
 }
 
-/* Every fixture: the control file, a results buffer and a shared chain. */
-#define CTL_FIXTURE_SETUP()						\
-	do {								\
-		self->res = NULL;					\
-		self->c = MAP_FAILED;					\
-		self->fd = open(CTL_PATH, O_RDWR);			\
-		if (self->fd < 0 && errno == ENOENT)			\
-			SKIP(return, "no %s: load test_unwind_deferred", \
-			     CTL_PATH);					\
-		ASSERT_LE(0, self->fd) {				\
-			TH_LOG("open %s: %s", CTL_PATH, strerror(errno)); \
-		}							\
-		self->res = calloc(1, sizeof(*self->res));		\
-		ASSERT_TRUE(self->res != NULL);				\
-		/* Shared: children that exit or exec report here. */	\
-		self->c = mmap(NULL, sizeof(*self->c),			\
-			       PROT_READ | PROT_WRITE,			\
-			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);	\
-		ASSERT_TRUE(self->c != MAP_FAILED);				\
-		ASSERT_EQ(0, ctl(self->fd, "clear"));			\
-	} while (0)
+/*
+ * Every fixture: the control file, a results buffer and a chain in shared
+ * memory (children that exit or exec report there). False when the test
+ * module is not loaded.
+ */
+static bool ctl_setup(struct __test_metadata *_metadata, int *fd,
+		      struct results **res, struct chain **c)
+{
+	*res = NULL;
+	*c = MAP_FAILED;
+	*fd = open(CTL_PATH, O_RDWR);
+	if (*fd < 0 && errno == ENOENT)
+		return false;
+	ASSERT_LE(0, *fd) TH_LOG("open %s: %s", CTL_PATH, strerror(errno));
+	*res = calloc(1, sizeof(**res));
+	ASSERT_TRUE(!!*res);
+	*c = mmap(NULL, sizeof(**c), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(*c != MAP_FAILED);
+	ASSERT_EQ(0, ctl(*fd, "clear"));
+	return true;
+}
 
-#define CTL_FIXTURE_TEARDOWN()						\
-	do {								\
-		if (self->fd >= 0)					\
-			close(self->fd);				\
-		if (self->c != MAP_FAILED)				\
-			munmap(self->c, sizeof(*self->c));		\
-		free(self->res);					\
-	} while (0)
+static void ctl_teardown(int fd, struct results *res, struct chain *c)
+{
+	if (fd >= 0)
+		close(fd);
+	if (c != MAP_FAILED)
+		munmap(c, sizeof(*c));
+	free(res);
+}
+
+#define NO_MODULE "no " CTL_PATH ": load test_unwind_deferred"
 
 FIXTURE(unwind) {
 	int fd;
@@ -355,28 +379,28 @@ FIXTURE(unwind) {
 
 FIXTURE_SETUP(unwind)
 {
-	CTL_FIXTURE_SETUP();
+	if (!ctl_setup(_metadata, &self->fd, &self->res, &self->c))
+		SKIP(return, NO_MODULE);
 }
 
 FIXTURE_TEARDOWN(unwind)
 {
-	CTL_FIXTURE_TEARDOWN();
+	ctl_teardown(self->fd, self->res, self->c);
 }
 
 /* Ask from @ctx for slot 0 from a depth-8 chain; check the one callback. */
-static void request_one(struct __test_metadata *_metadata,
-			FIXTURE_DATA(unwind) *self, const char *ctx)
+static void request_one(struct __test_metadata *_metadata, int fd,
+			struct results *r, struct chain *c, const char *ctx)
 {
-	struct results *r = self->res;
 	const struct cb *b = NULL;
 	char cmd[64];
 
 	snprintf(cmd, sizeof(cmd), "request %s 0x1", ctx);
-	chain_write(self->c, self->fd, cmd, 8, NULL);
-	ASSERT_EQ((long)strlen(cmd), self->c->ret) {
-		TH_LOG("'%s' failed: %s", cmd, strerror(-self->c->ret));
+	chain_write(c, fd, cmd, 8, NULL);
+	ASSERT_EQ((long)strlen(cmd), c->ret) {
+		TH_LOG("'%s' failed: %s", cmd, strerror(-c->ret));
 	}
-	ASSERT_EQ(0, read_results(self->fd, r));
+	ASSERT_EQ(0, read_results(fd, r));
 
 	ASSERT_EQ(1, r->nreq) TH_LOG("expected one request, found %d", r->nreq);
 	EXPECT_STREQ(ctx, r->req[0].ctx) TH_LOG("the request ran in %s context", r->req[0].ctx);
@@ -388,19 +412,21 @@ static void request_one(struct __test_metadata *_metadata,
 	b = &r->cb[0];
 	EXPECT_EQ(0, b->slot);
 	EXPECT_EQ(gettid(), b->pid) TH_LOG("the callback ran in another task");
-	EXPECT_EQ(r->req[0].cookie, b->cookie) TH_LOG("the callback's cookie differs from the request's");
+	EXPECT_EQ(r->req[0].cookie, b->cookie) {
+		TH_LOG("the callback's cookie differs from the request's");
+	}
 	EXPECT_EQ(0, b->exiting);
-	check_stack(_metadata, self->c, b);
+	check_stack(_metadata, c, b);
 }
 
 TEST_F(unwind, task_request_gets_own_stack)
 {
-	request_one(_metadata, self, "task");
+	request_one(_metadata, self->fd, self->res, self->c, "task");
 }
 
 TEST_F(unwind, irq_request_gets_own_stack)
 {
-	request_one(_metadata, self, "irq");
+	request_one(_metadata, self->fd, self->res, self->c, "irq");
 }
 
 TEST_F(unwind, nmi_request_gets_own_stack)
@@ -408,7 +434,7 @@ TEST_F(unwind, nmi_request_gets_own_stack)
 	long long before = counter("requests_nmi");
 
 	ASSERT_LE(0, before) TH_LOG("no %s", COUNTERS_PATH);
-	request_one(_metadata, self, "nmi");
+	request_one(_metadata, self->fd, self->res, self->c, "nmi");
 	EXPECT_LT(before, counter("requests_nmi")) TH_LOG("no request was counted as NMI");
 }
 
@@ -428,7 +454,9 @@ TEST_F(unwind, same_entry_same_cookie_next_entry_new_cookie)
 			TH_LOG("request %d in the same entry returned %d, not 1",
 			       i, r->req[i].ret);
 		}
-		EXPECT_EQ(r->req[0].cookie, r->req[i].cookie) TH_LOG("the cookie changed within one entry");
+		EXPECT_EQ(r->req[0].cookie, r->req[i].cookie) {
+			TH_LOG("the cookie changed within one entry");
+		}
 	}
 	ASSERT_EQ(1, r->ncb) TH_LOG("%d callbacks for one entry", r->ncb);
 	first = r->req[0].cookie;
@@ -437,7 +465,9 @@ TEST_F(unwind, same_entry_same_cookie_next_entry_new_cookie)
 	ASSERT_LT(0, self->c->ret);
 	ASSERT_EQ(0, read_results(self->fd, r));
 	ASSERT_EQ(4, r->nreq);
-	EXPECT_EQ(0, r->req[3].ret) TH_LOG("a new entry's first request returned %d", r->req[3].ret);
+	EXPECT_EQ(0, r->req[3].ret) {
+		TH_LOG("a new entry's first request returned %d", r->req[3].ret);
+	}
 	EXPECT_NE(first, r->req[3].cookie) TH_LOG("two entries share cookie %#llx", first);
 	EXPECT_NE(0, r->req[3].cookie);
 	ASSERT_EQ(2, r->ncb);
@@ -458,8 +488,12 @@ TEST_F(unwind, one_walk_one_callback_per_user)
 	ASSERT_EQ(0, read_results(self->fd, r));
 	ASSERT_EQ(NR_SLOTS, r->nreq);
 	for (i = 0; i < r->nreq; i++) {
-		EXPECT_EQ(0, r->req[i].ret) TH_LOG("slot %d: request returned %d", r->req[i].slot, r->req[i].ret);
-		EXPECT_EQ(r->req[0].cookie, r->req[i].cookie) TH_LOG("slot %d got another cookie", r->req[i].slot);
+		EXPECT_EQ(0, r->req[i].ret) {
+			TH_LOG("slot %d: request returned %d", r->req[i].slot, r->req[i].ret);
+		}
+		EXPECT_EQ(r->req[0].cookie, r->req[i].cookie) {
+			TH_LOG("slot %d got another cookie", r->req[i].slot);
+		}
 	}
 	EXPECT_STREQ("nmi", r->req[0].ctx);
 	EXPECT_STREQ("irq", r->req[1].ctx);
@@ -487,7 +521,9 @@ TEST_F(unwind, cancel_drops_pending_request)
 	ASSERT_EQ(0, read_results(self->fd, r));
 	ASSERT_EQ(3, r->nreq);
 	EXPECT_EQ(0, r->req[1].ret);
-	EXPECT_EQ(-EINVAL, r->req[2].ret) TH_LOG("a cancelled user's request returned %d", r->req[2].ret);
+	EXPECT_EQ(-EINVAL, r->req[2].ret) {
+		TH_LOG("a cancelled user's request returned %d", r->req[2].ret);
+	}
 	EXPECT_EQ(0, r->req[2].cookie);
 	EXPECT_EQ(1, cbs_for(r, 0, 0, NULL));
 	EXPECT_EQ(0, cbs_for(r, 1, 0, NULL)) TH_LOG("a cancelled user's callback ran");
@@ -510,7 +546,7 @@ TEST_F(unwind, kernel_thread_is_refused)
 	ASSERT_EQ(0, ctl(self->fd, "kthread"));
 	ASSERT_EQ(0, read_results(self->fd, r));
 	q = req_at(r, "kthread", 0);
-	ASSERT_TRUE(q != NULL);
+	ASSERT_TRUE(!!q);
 	EXPECT_EQ(-EINVAL, q->ret) TH_LOG("a kernel thread's request returned %d", q->ret);
 	EXPECT_EQ(0, q->cookie);
 	EXPECT_EQ(0, r->ncb);
@@ -536,7 +572,7 @@ TEST_F(unwind, bad_commands_are_refused)
 	unsigned int i;
 	int fd2;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		EXPECT_EQ(bad[i].err, ctl(self->fd, bad[i].cmd)) {
 			TH_LOG("'%s' was not refused with %d", bad[i].cmd,
 			       bad[i].err);
@@ -619,7 +655,7 @@ TEST_F(unwind, exit_with_request_pending)
 
 	ASSERT_EQ(0, read_results(self->fd, r));
 	q = req_at(r, "exit", 0);
-	ASSERT_TRUE(q != NULL) TH_LOG("no request was made in do_exit()");
+	ASSERT_TRUE(!!q) TH_LOG("no request was made in do_exit()");
 	EXPECT_EQ(pid, q->pid);
 	ASSERT_EQ(0, q->ret) TH_LOG("the request in do_exit() returned %d", q->ret);
 	ASSERT_EQ(1, cbs_for(r, 0, pid, &b)) TH_LOG("the exiting task's callback did not run once");
@@ -667,8 +703,8 @@ TEST_F(unwind, exec_with_request_pending)
 	ASSERT_EQ(0, read_results(self->fd, r));
 	old = req_at(r, "exec-old", 0);
 	new = req_at(r, "exec-new", 0);
-	ASSERT_TRUE(old != NULL) TH_LOG("no request when execve started");
-	ASSERT_TRUE(new != NULL) TH_LOG("no request once the new image was set up");
+	ASSERT_TRUE(!!old) TH_LOG("no request when execve started");
+	ASSERT_TRUE(!!new) TH_LOG("no request once the new image was set up");
 	EXPECT_EQ(0, old->ret);
 	EXPECT_EQ(0, new->ret) TH_LOG("the new image's request returned %d", new->ret);
 	EXPECT_NE(old->cookie, new->cookie) TH_LOG("the new image got the old image's cookie");
@@ -683,7 +719,9 @@ TEST_F(unwind, exec_with_request_pending)
 		} else if (b->cookie == new->cookie) {
 			nnew++;
 			EXPECT_LE(1, b->nr);
-			EXPECT_NE(self->c->top[0], b->ips[0]) TH_LOG("the new image was unwound at the old address");
+			EXPECT_NE(self->c->top[0], b->ips[0]) {
+				TH_LOG("the new image was unwound at the old address");
+			}
 		}
 	}
 	EXPECT_EQ(1, nold) TH_LOG("%d callbacks for the old image", nold);
@@ -712,7 +750,7 @@ TEST_F(unwind, deep_stack_cost)
 	ASSERT_EQ(rounds, walks);
 	TH_LOG("walker: %lld walks, %lld frames, %.1f ns per frame (%d-bit task)",
 	       walks, frames, frames ? (double)ns / frames : 0.0,
-	       (int)sizeof(word_t) * 8);
+	       (int)sizeof(unsigned long) * 8);
 }
 
 /* A task stopped in a prologue or at "ret" still yields its caller. */
@@ -724,12 +762,13 @@ FIXTURE(prologue) {
 
 FIXTURE_SETUP(prologue)
 {
-	CTL_FIXTURE_SETUP();
+	if (!ctl_setup(_metadata, &self->fd, &self->res, &self->c))
+		SKIP(return, NO_MODULE);
 }
 
 FIXTURE_TEARDOWN(prologue)
 {
-	CTL_FIXTURE_TEARDOWN();
+	ctl_teardown(self->fd, self->res, self->c);
 }
 
 FIXTURE_VARIANT(prologue) {
@@ -778,7 +817,7 @@ enum hostile_kind {
 };
 
 #define HOSTILE_WORDS	1400
-#define FAKE_RA(i)	((word_t)0x10000 + 16 * (i))
+#define FAKE_RA(i)	(0x10000UL + 16 * (i))
 
 FIXTURE(hostile) {
 	int fd;
@@ -805,17 +844,18 @@ FIXTURE_VARIANT_ADD(hostile, exactly_max) { EXACTLY_MAX, 0, NULL };
 
 FIXTURE_SETUP(hostile)
 {
-	CTL_FIXTURE_SETUP();
+	if (!ctl_setup(_metadata, &self->fd, &self->res, &self->c))
+		SKIP(return, NO_MODULE);
 }
 
 FIXTURE_TEARDOWN(hostile)
 {
-	CTL_FIXTURE_TEARDOWN();
+	ctl_teardown(self->fd, self->res, self->c);
 }
 
 /* write() with the frame pointer set to @fp; asm_l1 gets the return IP. */
-static __attribute__((noinline)) long hostile_write(int fd, const char *buf,
-						     long len, word_t fp)
+static __attribute__((noipa)) long hostile_write(int fd, const char *buf,
+						     long len, unsigned long fp)
 {
 	long ret;
 #ifdef __x86_64__
@@ -848,7 +888,7 @@ static __attribute__((noinline)) long hostile_write(int fd, const char *buf,
 }
 
 /* An unmapped page above the stack (frames may only go up), or 0. */
-static word_t unmapped_above_stack(void)
+static unsigned long unmapped_above_stack(void)
 {
 	unsigned long start, end, page = getpagesize(), a;
 	unsigned char vec;
@@ -870,7 +910,9 @@ static word_t unmapped_above_stack(void)
 
 TEST_F(hostile, walk_ends_cleanly)
 {
-	word_t words[HOSTILE_WORDS];
+	unsigned long long kernel_fp = 0xffff888000000000ULL;
+	unsigned long long kernel_ra = 0xffffffff81000000ULL;
+	unsigned long words[HOSTILE_WORDS];
 	const char *cmd = "request task 0x1";
 	long long max = counter("max_entries");
 	long long before[3], after[3];
@@ -881,7 +923,7 @@ TEST_F(hostile, walk_ends_cleanly)
 	int i, frames = 0, want = variant->nr;
 	long ret;
 
-	if (variant->only64 && sizeof(word_t) != 8)
+	if (variant->only64 && sizeof(unsigned long) != 8)
 		SKIP(return, "a compat task cannot hold a kernel address");
 	ASSERT_LT(1, max) TH_LOG("no max_entries in %s", COUNTERS_PATH);
 	ASSERT_LT(2 * max + 2, HOSTILE_WORDS);
@@ -891,25 +933,25 @@ TEST_F(hostile, walk_ends_cleanly)
 	words[1] = FAKE_RA(0);
 	switch (variant->kind) {
 	case SELF_LOOP:
-		words[0] = (word_t)&words[0];
+		words[0] = (unsigned long)&words[0];
 		break;
 	case TWO_FRAME_LOOP:
-		words[0] = (word_t)&words[4];
-		words[4] = (word_t)&words[0];
+		words[0] = (unsigned long)&words[4];
+		words[4] = (unsigned long)&words[0];
 		words[5] = FAKE_RA(1);
 		break;
 	case DOWNWARD:
-		words[0] = (word_t)&words[0] - 16 * sizeof(word_t);
+		words[0] = (unsigned long)&words[0] - 16 * sizeof(unsigned long);
 		break;
 	case MISALIGNED:
-		words[0] = (word_t)&words[4] + sizeof(word_t) / 2;
+		words[0] = (unsigned long)&words[4] + sizeof(unsigned long) / 2;
 		break;
 	case KERNEL_FP:
-		words[0] = (word_t)0xffff888000000000ULL;
+		words[0] = (unsigned long)kernel_fp;
 		break;
 	case KERNEL_RA:
 		words[0] = 0;
-		words[1] = (word_t)0xffffffff81000000ULL;
+		words[1] = (unsigned long)kernel_ra;
 		break;
 	case UNMAPPED:
 		words[0] = unmapped_above_stack();
@@ -922,7 +964,7 @@ TEST_F(hostile, walk_ends_cleanly)
 		frames = variant->kind == TOO_DEEP ? max + 50 : max - 1;
 		ASSERT_LT(2 * frames + 2, HOSTILE_WORDS);
 		for (i = 0; i < frames; i++) {
-			words[2 * i] = i + 1 < frames ? (word_t)&words[2 * i + 2] : 0;
+			words[2 * i] = i + 1 < frames ? (unsigned long)&words[2 * i + 2] : 0;
 			words[2 * i + 1] = FAKE_RA(i);
 		}
 		want = max;
@@ -931,7 +973,7 @@ TEST_F(hostile, walk_ends_cleanly)
 
 	for (i = 0; i < 3; i++)
 		before[i] = counter(stops[i]);
-	ret = hostile_write(self->fd, cmd, strlen(cmd), (word_t)&words[0]);
+	ret = hostile_write(self->fd, cmd, strlen(cmd), (unsigned long)&words[0]);
 	ASSERT_EQ((long)strlen(cmd), ret) TH_LOG("write: %s", strerror(-ret));
 	for (i = 0; i < 3; i++)
 		after[i] = counter(stops[i]);
