@@ -44,7 +44,7 @@ void unwind_task_init(struct task_struct *task);
 void unwind_task_free(struct task_struct *task);
 void unwind_deferred_task_exit(struct task_struct *task);
 void unwind_deferred_task_exec(struct task_struct *task);
-void __unwind_reset_info(void);
+bool __unwind_reset_info(void);
 
 /*
  * On every return to user space, with interrupts disabled: a new entry

@@ -204,7 +204,14 @@ int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 	if (old & UNWIND_PENDING)
 		goto out;
 
-	if (in_nmi())
+	/*
+	 * TWA_RESUME only takes effect in the exit-to-user loop. From NMI,
+	 * and from task context with interrupts off (which may be past that
+	 * loop, on the way out), use the self-IPI of TWA_NMI_CURRENT: it
+	 * brings the task back in right after the return, with the same user
+	 * state, and it allocates nothing.
+	 */
+	if (in_nmi() || (in_task() && irqs_disabled_flags(flags)))
 		ret = task_work_add(current, &info->work, TWA_NMI_CURRENT);
 	else if (!in_task())
 		ret = task_work_add(current, &info->work,
@@ -212,6 +219,11 @@ int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 	else
 		ret = task_work_add(current, &info->work, TWA_RESUME);
 	if (ret) {
+		/*
+		 * Only a task past exit_task_work() fails here, and exiting
+		 * tasks were refused above; an NMI request that piggy-backed
+		 * on this one in between would lose its callback.
+		 */
 		old = READ_ONCE(info->mask);
 		while (!try_cmpxchg(&info->mask, &old,
 				    old & ~(bit | UNWIND_PENDING)))
@@ -317,7 +329,14 @@ static bool unwind_deferred_run(struct unwind_task_info *info)
 
 		if (nr < 0 || !(todo & BIT(nr)))
 			continue;
-		set_bit(nr, &info->done);
+		/*
+		 * The walk may have slept: a user cancelled meanwhile has its
+		 * bit cleared (and the slot may have a new owner that did not
+		 * ask). Run each asking user once.
+		 */
+		if (!test_bit(nr, &info->mask) ||
+		    test_and_set_bit(nr, &info->done))
+			continue;
 		work->func(work, &trace, cookie);
 		unwind_stat_inc(UNWIND_STAT_CALLBACKS);
 	}
@@ -337,15 +356,19 @@ static void unwind_deferred_task_work(struct callback_head *head)
  * disabled. Keeps everything while the task work is still queued (an NMI
  * asked in the last instructions; its self-IPI runs the work right after the
  * return, against the same user state and cookie).
+ *
+ * Return: false when the state was kept because the task work is pending.
  */
-void __unwind_reset_info(void)
+bool __unwind_reset_info(void)
 {
 	struct unwind_task_info *info = &current->unwind_info;
 	unsigned long old = READ_ONCE(info->mask);
 
 	do {
-		if (!old || (old & (UNWIND_PENDING | UNWIND_RESET)))
-			return;
+		if (!old)
+			return true;
+		if (old & (UNWIND_PENDING | UNWIND_RESET))
+			return false;
 	} while (!try_cmpxchg(&info->mask, &old, UNWIND_RESET));
 
 	/* NMI requests see RESET and back off until the mask is clear. */
@@ -355,6 +378,7 @@ void __unwind_reset_info(void)
 		info->cache->valid = false;
 	/* Order the clearing above before requests may start again. */
 	smp_store_release(&info->mask, 0);
+	return true;
 }
 
 /**
@@ -387,18 +411,21 @@ void unwind_deferred_task_exit(struct task_struct *task)
 void unwind_deferred_task_exec(struct task_struct *task)
 {
 	struct unwind_task_info *info = &task->unwind_info;
+	bool reset;
 
+	/* An NMI may ask again at any point: loop until the reset happens. */
 	for (;;) {
-		local_irq_disable();
-		if (!(READ_ONCE(info->mask) & UNWIND_PENDING)) {
-			__unwind_reset_info();
-			local_irq_enable();
-			return;
+		if (READ_ONCE(info->mask) & UNWIND_PENDING) {
+			task_work_cancel(task, &info->work);
+			if (unwind_deferred_run(info))
+				unwind_stat_inc(UNWIND_STAT_EXEC_COMPLETIONS);
+			continue;
 		}
+		local_irq_disable();
+		reset = __unwind_reset_info();
 		local_irq_enable();
-		task_work_cancel(task, &info->work);
-		if (unwind_deferred_run(info))
-			unwind_stat_inc(UNWIND_STAT_EXEC_COMPLETIONS);
+		if (reset)
+			return;
 	}
 }
 

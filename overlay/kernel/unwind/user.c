@@ -173,9 +173,10 @@ int unwind_user_next(struct unwind_user_state *state)
  *
  * Context: task, IRQ or NMI context of the current task.
  *
- * Return: 0 with @state at the interrupted user frame, or -EINVAL (with
- * @state->done set) when the task has no user registers: a kernel thread,
- * or registers that are not user mode.
+ * Return: 0 with @state at the interrupted user frame (already done, with
+ * %UNWIND_USER_BAD_FRAME, when the IP is not a user address), or -EINVAL
+ * (with @state->done set) when the task has no user registers: a kernel
+ * thread, or registers that are not user mode.
  */
 int unwind_user_start(struct unwind_user_state *state)
 {
@@ -197,6 +198,9 @@ int unwind_user_start(struct unwind_user_state *state)
 	state->fp = frame_pointer(regs);
 	state->ws = arch_unwind_user_word_size(regs);
 	state->topmost = true;
+	/* A task may jump anywhere; a kernel address is not a user frame. */
+	if (state->ip >= TASK_SIZE_MAX)
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
 	return 0;
 }
 
@@ -222,7 +226,7 @@ int unwind_user(struct unwind_stacktrace *trace, unsigned int max_entries)
 	if (!max_entries || unwind_user_start(&state))
 		return -EINVAL;
 
-	for (;;) {
+	while (!state.done) {
 		if (trace->nr == max_entries) {
 			/* Only a frame that really exists makes this a cut. */
 			if (!unwind_user_next(&state))

@@ -27,19 +27,25 @@ arch_unwind_user_fp_prologue(const u8 *insn, unsigned int len, unsigned int ws)
 {
 	static const u8 endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	static const u8 endbr32[] = { 0xf3, 0x0f, 0x1e, 0xfb };
-	static const u8 mov_rsp_rbp[] = { 0x48, 0x89, 0xe5 };
-	static const u8 mov_esp_ebp[] = { 0x89, 0xe5 };
 	const u8 *endbr = ws == 8 ? endbr64 : endbr32;
-	const u8 *mov = ws == 8 ? mov_rsp_rbp : mov_esp_ebp;
-	unsigned int mov_len = ws == 8 ? sizeof(mov_rsp_rbp) : sizeof(mov_esp_ebp);
+	const u8 *mov = insn;
 
 	if (len < 1)
 		return ARCH_UNWIND_USER_FP_BODY;
-	if (insn[0] == 0x55 || insn[0] == 0xc3)	/* push %bp, ret */
+	/* push %bp; ret; ret $imm16 */
+	if (insn[0] == 0x55 || insn[0] == 0xc3 || insn[0] == 0xc2)
 		return ARCH_UNWIND_USER_FP_ENTRY;
 	if (len >= sizeof(endbr64) && !memcmp(insn, endbr, sizeof(endbr64)))
 		return ARCH_UNWIND_USER_FP_ENTRY;
-	if (len >= mov_len && !memcmp(insn, mov, mov_len))
+	/* mov %sp,%bp in either encoding (89 e5, 8b ec), REX.W on 64-bit */
+	if (ws == 8) {
+		if (len < 3 || mov[0] != 0x48)
+			return ARCH_UNWIND_USER_FP_BODY;
+		mov++;
+		len--;
+	}
+	if (len >= 2 && ((mov[0] == 0x89 && mov[1] == 0xe5) ||
+			 (mov[0] == 0x8b && mov[1] == 0xec)))
 		return ARCH_UNWIND_USER_FP_PUSHED;
 	return ARCH_UNWIND_USER_FP_BODY;
 }

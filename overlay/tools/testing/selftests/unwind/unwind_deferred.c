@@ -136,6 +136,7 @@ static void prologue_done(struct chain *c, unsigned long leaf_ra, long ret)
 #define BP		"%%rbp"
 #define SP		"%%rsp"
 #define ENDBR		"endbr64\n\t"
+#define MOV_SP_BP_ALT	".byte 0x48, 0x8b, 0xec\n\t"	/* mov %rsp,%rbp (8b /r) */
 #define DEFINE_PROLOGUE_LEAF(name, pre, post)				\
 static __attribute__((noipa)) void name(struct chain *c)		\
 {									\
@@ -159,6 +160,7 @@ static __attribute__((noipa)) void name(struct chain *c)		\
 #define BP		"%%ebp"
 #define SP		"%%esp"
 #define ENDBR		"endbr32\n\t"
+#define MOV_SP_BP_ALT	".byte 0x8b, 0xec\n\t"		/* mov %esp,%ebp (8b /r) */
 #define DEFINE_PROLOGUE_LEAF(name, pre, post)				\
 static __attribute__((noipa)) void name(struct chain *c)		\
 {									\
@@ -188,7 +190,10 @@ DEFINE_PROLOGUE_LEAF(leaf_at_endbr, "",
 		     ENDBR "push " BP "\n\tmov " SP ", " BP "\n\tpop " BP "\n\tret\n")
 DEFINE_PROLOGUE_LEAF(leaf_after_push, "push " BP "\n\t",
 		     "mov " SP ", " BP "\n\tpop " BP "\n\tret\n")
+DEFINE_PROLOGUE_LEAF(leaf_after_push_alt, "push " BP "\n\t",
+		     MOV_SP_BP_ALT "pop " BP "\n\tret\n")
 DEFINE_PROLOGUE_LEAF(leaf_at_ret, "", "ret\n")
+DEFINE_PROLOGUE_LEAF(leaf_at_ret_imm, "", "ret $0\n")
 
 static __attribute__((noipa)) void descend(struct chain *c, int level)
 {
@@ -791,8 +796,16 @@ FIXTURE_VARIANT_ADD(prologue, after_push_bp) {
 	.leaf = leaf_after_push,
 };
 
+FIXTURE_VARIANT_ADD(prologue, after_push_bp_other_encoding) {
+	.leaf = leaf_after_push_alt,
+};
+
 FIXTURE_VARIANT_ADD(prologue, at_ret) {
 	.leaf = leaf_at_ret,
+};
+
+FIXTURE_VARIANT_ADD(prologue, at_ret_imm16) {
+	.leaf = leaf_at_ret_imm,
 };
 
 TEST_F(prologue, topmost_frame)
