@@ -20,12 +20,11 @@
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
+#include "chain.h"
 
 #define CTL_PATH	"/sys/kernel/debug/unwind_deferred_test/ctl"
 #define COUNTERS_PATH	"/sys/kernel/debug/unwind_deferred/counters"
 #define NR_SLOTS	40
-#define MAX_DEPTH	256
-#define MAX_TOP		2
 #define MAX_REQS	1024
 #define MAX_CBS		96
 #define MAX_IPS		512
@@ -52,69 +51,8 @@ struct results {
 	char text[RESULTS_SIZE];
 };
 
-/*
- * A call chain of known shape: the test calls descend(), which recurses
- * depth times and then calls leaf(), which makes one raw system call.
- * Everything the kernel should find on the stack is recorded on the way.
- */
-struct chain {
-	int depth;
-	long nr, a, b, c;	/* the leaf's system call */
-	long ret;
-	void (*leaf)(struct chain *c);
-	unsigned long ras[MAX_DEPTH];	/* return address of each descend() level */
-	unsigned long leaf_ra;		/* return address of leaf() */
-	unsigned long top[MAX_TOP];	/* the entries above leaf_ra, innermost first */
-	int ntop;
-};
-
 /* Written by inline assembly, which has no register to spare on ia32. */
 static unsigned long asm_l1, asm_l2;
-
-/*
- * The leaf that makes the chain's system call. Its return address has a
- * global name, so it is known before entering the kernel (exit and execve
- * never come back). The instruction there is a nop: the function body, not
- * a prologue.
- */
-static unsigned long leaf_syscall_ret_addr(void)
-{
-	unsigned long addr;
-
-#ifdef __x86_64__
-	asm("lea leaf_syscall_ret(%%rip), %0" : "=r"(addr));
-#else
-	asm("mov $leaf_syscall_ret, %0" : "=r"(addr));
-#endif
-	return addr;
-}
-
-static __attribute__((noipa)) void leaf_syscall(struct chain *c)
-{
-	long ret;
-
-	c->leaf_ra = (unsigned long)__builtin_return_address(0);
-	c->top[0] = leaf_syscall_ret_addr();
-	c->ntop = 1;
-#ifdef __x86_64__
-	asm volatile("syscall\n"
-		     ".globl leaf_syscall_ret\n"
-		     "leaf_syscall_ret:\n\t"
-		     "nop"
-		     : "=a"(ret)
-		     : "0"(c->nr), "D"(c->a), "S"(c->b), "d"(c->c)
-		     : "rcx", "r11", "memory");
-#else
-	asm volatile("int $0x80\n"
-		     ".globl leaf_syscall_ret\n"
-		     "leaf_syscall_ret:\n\t"
-		     "nop"
-		     : "=a"(ret)
-		     : "0"(c->nr), "b"(c->a), "c"(c->b), "d"(c->c)
-		     : "memory");
-#endif
-	c->ret = ret;
-}
 
 /*
  * Leaves whose system call returns into a mini function placed right after
@@ -194,16 +132,6 @@ DEFINE_PROLOGUE_LEAF(leaf_after_push_alt, "push " BP "\n\t",
 		     MOV_SP_BP_ALT "pop " BP "\n\tret\n")
 DEFINE_PROLOGUE_LEAF(leaf_at_ret, "", "ret\n")
 DEFINE_PROLOGUE_LEAF(leaf_at_ret_imm, "", "ret $0\n")
-
-static __attribute__((noipa)) void descend(struct chain *c, int level)
-{
-	c->ras[level] = (unsigned long)__builtin_return_address(0);
-	if (level + 1 < c->depth)
-		descend(c, level + 1);
-	else
-		c->leaf(c);
-	asm volatile("" ::: "memory");	/* keep the calls real calls */
-}
 
 static void chain_write(struct chain *c, int fd, const char *cmd, int depth,
 			void (*leaf)(struct chain *c))
@@ -322,13 +250,7 @@ static void check_stack(struct __test_metadata *_metadata,
 			const struct chain *c, const struct cb *b)
 {
 	unsigned long want[MAX_TOP + 1 + MAX_DEPTH];
-	int i, n = 0;
-
-	for (i = 0; i < c->ntop; i++)
-		want[n++] = c->top[i];
-	want[n++] = c->leaf_ra;
-	for (i = c->depth - 1; i >= 0; i--)
-		want[n++] = c->ras[i];
+	int i, n = chain_frames(c, want);
 
 	ASSERT_GE(b->nr, n) {
 		TH_LOG("the callback got %u frames; the program has at least %d",
@@ -337,7 +259,7 @@ static void check_stack(struct __test_metadata *_metadata,
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ(b->ips[i], (unsigned long long)want[i]) {
 			TH_LOG("frame %d: the callback has %#llx, the program recorded %#lx",
-			       i, b->ips[i], (unsigned long)want[i]);
+			       i, b->ips[i], want[i]);
 		}
 	}
 }

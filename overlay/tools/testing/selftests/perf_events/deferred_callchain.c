@@ -1,0 +1,1067 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Deferred user callchains: attr.defer_callchain, attr.defer_output and
+ * PERF_RECORD_CALLCHAIN_DEFERRED, checked by reading the ring buffer.
+ *
+ * The program makes its samples happen at the bottom of a call chain whose
+ * return addresses it records itself (../unwind/chain.h), and checks that a
+ * sample carries its kernel part, PERF_CONTEXT_USER_DEFERRED and a cookie,
+ * and that the one record with that cookie holds exactly the program's
+ * frames. Every wait for a record is bounded and says what was missing.
+ * Built twice: as a 64-bit program and as an ia32 compat program.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+#include "../unwind/chain.h"
+
+#define RB_PAGES	64
+#define WAIT_MS		2000
+#define MAX_RECS	8192
+#define DEPTH		6
+
+struct rb {
+	int fd;
+	struct perf_event_mmap_page *pg;
+	char *data;
+	size_t size;
+};
+
+struct recs {
+	int n;
+	struct perf_event_header *r[MAX_RECS];
+};
+
+struct sample {
+	__u32 pid, tid;
+	__u64 nr;
+	const __u64 *ips;
+};
+
+struct deferred {
+	const struct perf_event_header *hdr;
+	__u64 cookie, nr;
+	const __u64 *ips;
+	int has_id;
+	__u32 pid, tid;
+};
+
+static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid,
+			       int cpu, int group_fd, unsigned long flags)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
+}
+
+/* A sampling event: period 1, TID and CALLCHAIN, deferred, disabled. */
+static void attr_init(struct perf_event_attr *attr, __u32 type, __u64 config)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = type;
+	attr->config = config;
+	attr->sample_period = 1;
+	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
+	attr->sample_id_all = 1;
+	attr->defer_callchain = 1;
+	attr->defer_output = 1;
+	attr->disabled = 1;
+	attr->exclude_hv = 1;
+	attr->wakeup_events = 1;
+}
+
+/* The id of a tracepoint, or -1 when tracefs does not have it. */
+static long tracepoint_id(const char *name)
+{
+	static const char * const roots[] = {
+		"/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events",
+	};
+	char path[256];
+	unsigned int i;
+	long id = -1;
+	FILE *f;
+
+	for (i = 0; i < ARRAY_SIZE(roots) && id < 0; i++) {
+		snprintf(path, sizeof(path), "%s/%s/id", roots[i], name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%ld", &id) != 1)
+			id = -1;
+		fclose(f);
+	}
+	return id;
+}
+
+static int rb_map(struct rb *rb, int fd)
+{
+	size_t page = getpagesize();
+	void *p;
+
+	rb->fd = fd;
+	rb->size = RB_PAGES * page;
+	p = mmap(NULL, (RB_PAGES + 1) * page, PROT_READ | PROT_WRITE,
+		 MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	rb->pg = p;
+	rb->data = (char *)p + page;
+	return 0;
+}
+
+static void rb_unmap(struct rb *rb)
+{
+	if (rb->pg)
+		munmap(rb->pg, (RB_PAGES + 1) * getpagesize());
+	rb->pg = NULL;
+}
+
+static void rb_copy(const struct rb *rb, __u64 off, void *dst, size_t len)
+{
+	size_t at = off % rb->size, first = rb->size - at;
+
+	if (first >= len) {
+		memcpy(dst, rb->data + at, len);
+	} else {
+		memcpy(dst, rb->data + at, first);
+		memcpy((char *)dst + first, rb->data, len - first);
+	}
+}
+
+/* Move every complete record out of the ring buffer into @recs. */
+static void rb_drain(struct rb *rb, struct recs *recs)
+{
+	__u64 head = __atomic_load_n(&rb->pg->data_head, __ATOMIC_ACQUIRE);
+	__u64 tail = rb->pg->data_tail;
+	struct perf_event_header h;
+
+	while (tail < head && recs->n < MAX_RECS) {
+		rb_copy(rb, tail, &h, sizeof(h));
+		if (!h.size)
+			break;
+		recs->r[recs->n] = malloc(h.size);
+		if (!recs->r[recs->n])
+			break;
+		rb_copy(rb, tail, recs->r[recs->n], h.size);
+		recs->n++;
+		tail += h.size;
+	}
+	__atomic_store_n(&rb->pg->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static void recs_free(struct recs *recs)
+{
+	while (recs->n)
+		free(recs->r[--recs->n]);
+}
+
+static int parse_sample(const struct perf_event_header *h, struct sample *s)
+{
+	const __u64 *p = (const void *)(h + 1);
+
+	if (h->type != PERF_RECORD_SAMPLE || h->size < sizeof(*h) + 16)
+		return 0;
+	s->pid = (__u32)p[0];
+	s->tid = (__u32)(p[0] >> 32);
+	s->nr = p[1];
+	s->ips = &p[2];
+	return h->size >= sizeof(*h) + 16 + 8 * s->nr;
+}
+
+static int parse_deferred(const struct perf_event_header *h,
+			  struct deferred *d)
+{
+	const __u64 *p = (const void *)(h + 1);
+	size_t body;
+
+	if (h->type != PERF_RECORD_CALLCHAIN_DEFERRED ||
+	    h->size < sizeof(*h) + 16)
+		return 0;
+	d->hdr = h;
+	d->cookie = p[0];
+	d->nr = p[1];
+	d->ips = &p[2];
+	body = sizeof(*h) + 16 + 8 * d->nr;
+	if (h->size < body)
+		return 0;
+	d->has_id = h->size >= body + 8;
+	if (d->has_id) {
+		d->pid = (__u32)p[2 + d->nr];
+		d->tid = (__u32)(p[2 + d->nr] >> 32);
+	}
+	return 1;
+}
+
+/* The cookie of a deferred sample, 0 for a sample that did not defer. */
+static __u64 sample_cookie(const struct sample *s)
+{
+	if (s->nr < 2 || s->ips[s->nr - 2] != PERF_CONTEXT_USER_DEFERRED)
+		return 0;
+	return s->ips[s->nr - 1];
+}
+
+static int count_deferred(const struct recs *recs, __u64 cookie,
+			  struct deferred *first)
+{
+	struct deferred d;
+	int i, n = 0;
+
+	for (i = 0; i < recs->n; i++) {
+		if (!parse_deferred(recs->r[i], &d) || d.cookie != cookie)
+			continue;
+		if (!n++ && first)
+			*first = d;
+	}
+	return n;
+}
+
+/*
+ * Deferred samples of @tid whose record is there too. Waits (bounded)
+ * until there are at least @want of them; returns how many there are.
+ */
+static int wait_matched(struct rb *rb, struct recs *recs, __u32 tid,
+			int want)
+{
+	struct timespec ts = { 0, 1000 * 1000 };
+	struct sample s;
+	int i, n = 0, waited;
+
+	for (waited = 0; waited <= WAIT_MS; waited++) {
+		rb_drain(rb, recs);
+		n = 0;
+		for (i = 0; i < recs->n; i++) {
+			if (!parse_sample(recs->r[i], &s) || s.tid != tid ||
+			    !sample_cookie(&s))
+				continue;
+			if (count_deferred(recs, sample_cookie(&s), NULL))
+				n++;
+		}
+		if (n >= want)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	return n;
+}
+
+/* The first deferred sample of @tid, if any. */
+static int first_deferred_sample(const struct recs *recs, __u32 tid,
+				 struct sample *out)
+{
+	int i;
+
+	for (i = 0; i < recs->n; i++)
+		if (parse_sample(recs->r[i], out) && out->tid == tid &&
+		    sample_cookie(out))
+			return 1;
+	return 0;
+}
+
+/* The sample's chain: the kernel part (if any), then marker and cookie. */
+static void check_sample_shape(struct __test_metadata *_metadata,
+			       const struct sample *s, int kernel_part)
+{
+	__u64 i;
+
+	ASSERT_LE(2, s->nr) TH_LOG("a deferred sample needs marker and cookie");
+	EXPECT_EQ(PERF_CONTEXT_USER_DEFERRED, s->ips[s->nr - 2]);
+	EXPECT_NE(0, s->ips[s->nr - 1]) TH_LOG("the cookie is zero");
+	if (kernel_part) {
+		ASSERT_LT(2, s->nr) TH_LOG("no kernel part before the marker");
+		EXPECT_EQ(PERF_CONTEXT_KERNEL, s->ips[0]);
+	}
+	for (i = 0; i + 2 < s->nr; i++) {
+		EXPECT_NE(PERF_CONTEXT_USER, s->ips[i]) {
+			TH_LOG("a deferred sample also has a classic user part");
+		}
+	}
+}
+
+/* The record holds the chain's frames, from entry @from on. */
+static void check_frames(struct __test_metadata *_metadata,
+			 const struct deferred *d, const struct chain *c,
+			 int from)
+{
+	unsigned long want[MAX_TOP + 1 + MAX_DEPTH];
+	int i, n = chain_frames(c, want);
+
+	ASSERT_LE(n, d->nr) {
+		TH_LOG("the record has %llu frames; the program has at least %d",
+		       (unsigned long long)d->nr, n);
+	}
+	for (i = from; i < n; i++) {
+		ASSERT_EQ((unsigned long long)want[i], d->ips[i]) {
+			TH_LOG("frame %d: the record has %#llx, the program recorded %#lx",
+			       i, (unsigned long long)d->ips[i], want[i]);
+		}
+	}
+}
+
+/* What every test needs: a shared chain, records, two events. */
+struct ctx {
+	struct chain *c;
+	struct recs *recs;
+	struct rb rb[2];
+	int fd[2];
+	long getppid_tp;
+};
+
+static void ctx_setup(struct __test_metadata *_metadata, struct ctx *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->fd[0] = -1;
+	x->fd[1] = -1;
+	x->recs = calloc(1, sizeof(*x->recs));
+	ASSERT_TRUE(!!x->recs);
+	x->c = mmap(NULL, sizeof(*x->c), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(x->c != MAP_FAILED);
+	memset(x->c, 0, sizeof(*x->c));
+	x->getppid_tp = tracepoint_id("syscalls/sys_enter_getppid");
+}
+
+static void ctx_teardown(struct ctx *x)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		rb_unmap(&x->rb[i]);
+		if (x->fd[i] >= 0)
+			close(x->fd[i]);
+	}
+	if (x->recs)
+		recs_free(x->recs);
+	free(x->recs);
+	if (x->c && x->c != MAP_FAILED)
+		munmap(x->c, sizeof(*x->c));
+}
+
+/* Open @attr for @pid on @cpu as event @i, with its own ring buffer. */
+static void open_mapped(struct __test_metadata *_metadata, struct ctx *x,
+			int i, struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	x->fd[i] = sys_perf_event_open(attr, pid, cpu, -1, 0);
+	ASSERT_LE(0, x->fd[i]) TH_LOG("perf_event_open: %s", strerror(errno));
+	ASSERT_EQ(0, rb_map(&x->rb[i], x->fd[i]));
+}
+
+/*
+ * Every deferred sample of @tid has exactly one record, with @tid in its
+ * sample_id; at least one record holds the chain's frames from @from on.
+ * Returns the number of deferred samples.
+ */
+static int check_all(struct __test_metadata *_metadata, struct ctx *x,
+		     __u32 tid, int kernel_part, int from)
+{
+	unsigned long want[MAX_TOP + 1 + MAX_DEPTH];
+	int i, j, k, n = 0, matching = 0, nwant;
+	struct deferred d;
+	struct sample s;
+
+	nwant = chain_frames(x->c, want);
+	for (i = 0; i < x->recs->n; i++) {
+		if (!parse_sample(x->recs->r[i], &s) || s.tid != tid ||
+		    !sample_cookie(&s))
+			continue;
+		n++;
+		check_sample_shape(_metadata, &s, kernel_part);
+		EXPECT_EQ(1, count_deferred(x->recs, sample_cookie(&s), &d)) {
+			TH_LOG("sample %d: %d records for cookie %#llx", i,
+			       count_deferred(x->recs, sample_cookie(&s), NULL),
+			       (unsigned long long)sample_cookie(&s));
+		}
+		if (!count_deferred(x->recs, sample_cookie(&s), &d))
+			continue;
+		EXPECT_EQ(PERF_RECORD_MISC_USER, d.hdr->misc);
+		EXPECT_TRUE(d.has_id) TH_LOG("sample_id_all is set; the record has no sample_id");
+		EXPECT_EQ(tid, d.tid) TH_LOG("the record names another task");
+		if (d.nr < (unsigned int)nwant)
+			continue;
+		for (j = from, k = 1; j < nwant && k; j++)
+			k = d.ips[j] == want[j];
+		matching += k;
+	}
+	EXPECT_LE(1, matching) {
+		TH_LOG("no record holds the program's %d frames (of %d deferred samples)",
+		       nwant, n);
+	}
+	return n;
+}
+
+FIXTURE(defer) {
+	struct ctx x;
+};
+
+FIXTURE_SETUP(defer)
+{
+	ctx_setup(_metadata, &self->x);
+}
+
+FIXTURE_TEARDOWN(defer)
+{
+	ctx_teardown(&self->x);
+}
+
+/*
+ * Leaves for the event kinds: each records its return address, and those
+ * whose IP at the sample is known record it as top[0].
+ */
+static volatile unsigned int bp_target;
+static char *fault_page;
+
+static __attribute__((noipa)) void leaf_touch_page(struct chain *c)
+{
+	c->leaf_ra = (unsigned long)__builtin_return_address(0);
+	c->ntop = 1;	/* the IP at the sample: not known, not compared */
+	*(volatile char *)fault_page = 1;	/* first touch: a page fault */
+}
+
+static __attribute__((noipa)) void leaf_write_watched(struct chain *c)
+{
+	c->leaf_ra = (unsigned long)__builtin_return_address(0);
+	c->ntop = 1;	/* the IP at the sample: not known, not compared */
+	bp_target++;				/* a write breakpoint fires */
+}
+
+static volatile int spin_stop;
+
+/* Spin in this frame, in user mode, until another thread says stop. */
+static __attribute__((noipa)) void leaf_spin(struct chain *c)
+{
+	c->leaf_ra = (unsigned long)__builtin_return_address(0);
+	c->ntop = 1;	/* the IP at the sample: not known, not compared */
+	while (!spin_stop)
+		;
+}
+
+/* The uprobe sits on this function's first instruction. */
+static __attribute__((noipa)) void leaf_probed(struct chain *c)
+{
+	c->leaf_ra = (unsigned long)__builtin_return_address(0);
+	c->ntop = 1;	/* the IP at the sample: not known, not compared */
+	asm volatile("" ::: "memory");
+}
+
+/* The offset of @addr in the file mapped there, for a uprobe. */
+static long file_offset(unsigned long addr)
+{
+	unsigned long start, end, pgoff;
+	char line[512], perm[8];
+	long off = -1;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %7s %lx", &start, &end, perm, &pgoff) != 4)
+			continue;
+		if (addr >= start && addr < end) {
+			off = addr - start + pgoff;
+			break;
+		}
+	}
+	fclose(f);
+	return off;
+}
+
+static long pmu_type(const char *name)
+{
+	char path[128];
+	long type = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &type) != 1)
+		type = -1;
+	fclose(f);
+	return type;
+}
+
+enum kind { TRACEPOINT, CONTEXT_SWITCH, PAGE_FAULT, CPU_CLOCK, BREAKPOINT, UPROBE };
+
+FIXTURE(kind) {
+	struct ctx x;
+};
+
+FIXTURE_SETUP(kind)
+{
+	ctx_setup(_metadata, &self->x);
+}
+
+FIXTURE_TEARDOWN(kind)
+{
+	ctx_teardown(&self->x);
+}
+
+FIXTURE_VARIANT(kind) {
+	enum kind kind;
+	int kernel_part;	/* the sample has a kernel part */
+	int from;		/* the record matches the chain from this frame */
+};
+
+FIXTURE_VARIANT_ADD(kind, tracepoint) { TRACEPOINT, 0, 0 };
+FIXTURE_VARIANT_ADD(kind, context_switch) { CONTEXT_SWITCH, 1, 0 };
+FIXTURE_VARIANT_ADD(kind, page_fault) { PAGE_FAULT, 0, 1 };
+FIXTURE_VARIANT_ADD(kind, cpu_clock) { CPU_CLOCK, 0, 1 };
+FIXTURE_VARIANT_ADD(kind, breakpoint) { BREAKPOINT, 0, 1 };
+FIXTURE_VARIANT_ADD(kind, uprobe) { UPROBE, 0, 1 };
+
+static void *spin_timer(void *arg)
+{
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+	spin_stop = 1;
+	return NULL;
+}
+
+/*
+ * Set up @kind's event in @attr and its leaf; returns a reason to skip,
+ * or NULL.
+ */
+static const char *event_kind_setup(struct ctx *x, enum kind kind,
+			      struct perf_event_attr *attr,
+			      void (**leaf)(struct chain *c))
+{
+	static const struct timespec ts = { 0, 1000 * 1000 };
+	long type, off;
+
+	*leaf = leaf_syscall;
+	switch (kind) {
+	case TRACEPOINT:
+		if (sizeof(long) == 4)
+			return "syscall tracepoints do not trace compat tasks";
+		if (x->getppid_tp < 0)
+			return "no syscalls:sys_enter_getppid tracepoint";
+		attr_init(attr, PERF_TYPE_TRACEPOINT, x->getppid_tp);
+		x->c->nr = __NR_getppid;
+		break;
+	case CONTEXT_SWITCH:
+		attr_init(attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES);
+		x->c->nr = __NR_nanosleep;
+		x->c->a = (long)&ts;
+		x->c->b = 0;
+		break;
+	case PAGE_FAULT:
+		attr_init(attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS);
+		fault_page = mmap(NULL, getpagesize(), PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (fault_page == MAP_FAILED)
+			return "mmap failed";
+		*leaf = leaf_touch_page;
+		break;
+	case CPU_CLOCK:
+		attr_init(attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+		attr->sample_period = 2000000;	/* 2 ms */
+		*leaf = leaf_spin;
+		break;
+	case BREAKPOINT:
+		attr_init(attr, PERF_TYPE_BREAKPOINT, 0);
+		attr->bp_type = HW_BREAKPOINT_W;
+		attr->bp_addr = (unsigned long)&bp_target;
+		attr->bp_len = HW_BREAKPOINT_LEN_4;
+		*leaf = leaf_write_watched;
+		break;
+	case UPROBE:
+		type = pmu_type("uprobe");
+		off = file_offset((unsigned long)leaf_probed);
+		if (type < 0 || off < 0)
+			return "no uprobe PMU";
+		attr_init(attr, type, 0);
+		attr->config1 = (unsigned long)"/proc/self/exe";
+		attr->config2 = off;
+		*leaf = leaf_probed;
+		break;
+	}
+	return NULL;
+}
+
+TEST_F(kind, sample_and_record)
+{
+	void (*leaf)(struct chain *c);
+	struct perf_event_attr attr;
+	const char *skip;
+	pthread_t timer;
+
+	skip = event_kind_setup(&self->x, variant->kind, &attr, &leaf);
+	if (skip)
+		SKIP(return, "%s", skip);
+	open_mapped(_metadata, &self->x, 0, &attr, 0, -1);
+
+	spin_stop = 0;
+	if (variant->kind == CPU_CLOCK)
+		ASSERT_EQ(0, pthread_create(&timer, NULL, spin_timer, NULL));
+	ioctl(self->x.fd[0], PERF_EVENT_IOC_ENABLE, 0);
+	chain_run(self->x.c, DEPTH, leaf);
+	ioctl(self->x.fd[0], PERF_EVENT_IOC_DISABLE, 0);
+	if (variant->kind == CPU_CLOCK)
+		pthread_join(timer, NULL);
+
+	ASSERT_LE(1, wait_matched(&self->x.rb[0], self->x.recs, gettid(), 1)) {
+		TH_LOG("no deferred sample with its record within %d ms", WAIT_MS);
+	}
+	check_all(_metadata, &self->x, gettid(), variant->kernel_part,
+		  variant->from);
+}
+
+/* Long enough that the task really sleeps, so a context switch happens. */
+static const struct timespec short_sleep = { 0, 1000 * 1000 };
+
+/* A context-switch event: every nanosleep() samples in the scheduler. */
+static void switch_attr(struct perf_event_attr *attr)
+{
+	attr_init(attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES);
+}
+
+static void run_sleep_chain(struct ctx *x, int fd)
+{
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	chain_syscall(x->c, DEPTH, __NR_nanosleep, (long)&short_sleep, 0, 0);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
+TEST_F(defer, two_samples_one_entry_one_record)
+{
+	struct perf_event_attr attr;
+	struct sample s[2];
+	int i, n = 0;
+
+	switch_attr(&attr);
+	open_mapped(_metadata, &self->x, 0, &attr, 0, -1);
+	attr.defer_output = 0;
+	self->x.fd[1] = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	ASSERT_LE(0, self->x.fd[1]);
+	ASSERT_EQ(0, ioctl(self->x.fd[1], PERF_EVENT_IOC_SET_OUTPUT, self->x.fd[0]));
+
+	ioctl(self->x.fd[1], PERF_EVENT_IOC_ENABLE, 0);
+	run_sleep_chain(&self->x, self->x.fd[0]);
+	ioctl(self->x.fd[1], PERF_EVENT_IOC_DISABLE, 0);
+
+	ASSERT_LE(2, wait_matched(&self->x.rb[0], self->x.recs, gettid(), 2));
+	for (i = 0; i < self->x.recs->n && n < 2; i++)
+		if (parse_sample(self->x.recs->r[i], &s[n]) &&
+		    s[n].tid == gettid() && sample_cookie(&s[n]))
+			n++;
+	ASSERT_EQ(2, n);
+	EXPECT_EQ(sample_cookie(&s[0]), sample_cookie(&s[1])) {
+		TH_LOG("two samples in one syscall got different cookies");
+	}
+	EXPECT_EQ(1, count_deferred(self->x.recs, sample_cookie(&s[0]), NULL)) {
+		TH_LOG("one entry context must give exactly one record");
+	}
+	check_all(_metadata, &self->x, gettid(), 1, 0);
+}
+
+TEST_F(defer, successive_entries_get_new_cookies)
+{
+	struct perf_event_attr attr;
+	__u64 cookies[3];
+	struct sample s;
+	int i, j, n = 0;
+
+	switch_attr(&attr);
+	open_mapped(_metadata, &self->x, 0, &attr, 0, -1);
+	for (i = 0; i < 3; i++)
+		run_sleep_chain(&self->x, self->x.fd[0]);
+	ASSERT_LE(3, wait_matched(&self->x.rb[0], self->x.recs, gettid(), 3));
+	for (i = 0; i < self->x.recs->n && n < 3; i++)
+		if (parse_sample(self->x.recs->r[i], &s) && s.tid == gettid() &&
+		    sample_cookie(&s))
+			cookies[n++] = sample_cookie(&s);
+	ASSERT_EQ(3, n);
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < i; j++)
+			EXPECT_NE(cookies[i], cookies[j]) TH_LOG("entries %d and %d share a cookie", i, j);
+	check_all(_metadata, &self->x, gettid(), 1, 0);
+}
+
+static int count_type(const struct recs *recs, __u32 type)
+{
+	int i, n = 0;
+
+	for (i = 0; i < recs->n; i++)
+		n += recs->r[i]->type == type;
+	return n;
+}
+
+TEST_F(defer, classic_without_defer_callchain)
+{
+	unsigned long want[MAX_TOP + 1 + MAX_DEPTH];
+	struct perf_event_attr attr;
+	int i, j, k, n, found = 0;
+	struct sample s;
+
+	switch_attr(&attr);
+	attr.defer_callchain = 0;
+	open_mapped(_metadata, &self->x, 0, &attr, 0, -1);
+	run_sleep_chain(&self->x, self->x.fd[0]);
+	rb_drain(&self->x.rb[0], self->x.recs);
+
+	n = chain_frames(self->x.c, want);
+	for (i = 0; i < self->x.recs->n; i++) {
+		if (!parse_sample(self->x.recs->r[i], &s) || s.tid != gettid())
+			continue;
+		EXPECT_EQ(0, sample_cookie(&s)) TH_LOG("a sample deferred without defer_callchain");
+		for (j = 0; j < s.nr; j++)
+			if (s.ips[j] == PERF_CONTEXT_USER)
+				break;
+		ASSERT_LT(j + n, s.nr) TH_LOG("no classic user part of %d frames", n);
+		for (k = 0; k < n; k++)
+			ASSERT_EQ((unsigned long long)want[k], s.ips[j + 1 + k]) {
+				TH_LOG("classic user frame %d differs", k);
+			}
+		found = 1;
+		break;
+	}
+	EXPECT_TRUE(found) TH_LOG("no sample");
+	EXPECT_EQ(0, count_type(self->x.recs, PERF_RECORD_CALLCHAIN_DEFERRED));
+}
+
+TEST_F(defer, exclude_callchain_user_disables_deferral)
+{
+	struct perf_event_attr attr;
+	struct sample s;
+	int i, found = 0;
+	__u64 j;
+
+	switch_attr(&attr);
+	attr.exclude_callchain_user = 1;
+	open_mapped(_metadata, &self->x, 0, &attr, 0, -1);
+	run_sleep_chain(&self->x, self->x.fd[0]);
+	rb_drain(&self->x.rb[0], self->x.recs);
+
+	for (i = 0; i < self->x.recs->n; i++) {
+		if (!parse_sample(self->x.recs->r[i], &s) || s.tid != gettid())
+			continue;
+		found = 1;
+		for (j = 0; j < s.nr; j++) {
+			EXPECT_NE(PERF_CONTEXT_USER_DEFERRED, s.ips[j]);
+			EXPECT_NE(PERF_CONTEXT_USER, s.ips[j]);
+		}
+	}
+	EXPECT_TRUE(found) TH_LOG("no sample");
+	EXPECT_EQ(0, count_type(self->x.recs, PERF_RECORD_CALLCHAIN_DEFERRED)) {
+		TH_LOG("a record came although nothing was deferred");
+	}
+}
+
+TEST_F(defer, defer_output_on_two_events_duplicates)
+{
+	struct perf_event_attr attr, dummy;
+	struct deferred d[2];
+	struct recs *other;
+	struct sample s;
+
+	switch_attr(&attr);
+	open_mapped(_metadata, &self->x, 0, &attr, 0, -1);
+	memset(&dummy, 0, sizeof(dummy));
+	dummy.size = sizeof(dummy);
+	dummy.type = PERF_TYPE_SOFTWARE;
+	dummy.config = PERF_COUNT_SW_DUMMY;
+	dummy.sample_type = PERF_SAMPLE_TID;
+	dummy.sample_id_all = 1;
+	dummy.defer_output = 1;
+	open_mapped(_metadata, &self->x, 1, &dummy, 0, -1);
+
+	run_sleep_chain(&self->x, self->x.fd[0]);
+	ASSERT_LE(1, wait_matched(&self->x.rb[0], self->x.recs, gettid(), 1));
+	ASSERT_TRUE(first_deferred_sample(self->x.recs, gettid(), &s));
+	other = calloc(1, sizeof(*other));
+	ASSERT_TRUE(!!other);
+	rb_drain(&self->x.rb[1], other);
+	EXPECT_EQ(1, count_deferred(self->x.recs, sample_cookie(&s), &d[0]));
+	EXPECT_EQ(1, count_deferred(other, sample_cookie(&s), &d[1])) {
+		TH_LOG("the second defer_output event did not get the record");
+	}
+	if (count_deferred(other, sample_cookie(&s), &d[1])) {
+		EXPECT_EQ(d[0].nr, d[1].nr);
+		EXPECT_EQ(0, memcmp(d[0].ips, d[1].ips, d[0].nr * 8));
+		EXPECT_EQ(gettid(), d[1].tid);
+	}
+	recs_free(other);
+	free(other);
+}
+
+TEST_F(defer, sample_id_all_off)
+{
+	struct perf_event_attr attr;
+	struct deferred d;
+	struct sample s;
+
+	switch_attr(&attr);
+	attr.sample_id_all = 0;
+	open_mapped(_metadata, &self->x, 0, &attr, 0, -1);
+	run_sleep_chain(&self->x, self->x.fd[0]);
+	ASSERT_LE(1, wait_matched(&self->x.rb[0], self->x.recs, gettid(), 1));
+	ASSERT_TRUE(first_deferred_sample(self->x.recs, gettid(), &s));
+	ASSERT_EQ(1, count_deferred(self->x.recs, sample_cookie(&s), &d));
+	EXPECT_FALSE(d.has_id) TH_LOG("sample_id_all is off, but the record has a sample_id");
+	EXPECT_EQ(sizeof(struct perf_event_header) + 16 + 8 * d.nr, d.hdr->size);
+	check_frames(_metadata, &d, self->x.c, 0);
+}
+
+TEST(feature_probe_opens)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	/* What mainline perf opens to decide whether to use deferral. */
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.disabled = 1;
+	attr.defer_callchain = 1;
+	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	ASSERT_LE(0, fd) TH_LOG("the feature probe failed: %s", strerror(errno));
+	close(fd);
+}
+
+TEST(reserved_bits_are_refused)
+{
+	struct perf_event_attr attr;
+	__u64 *flags = (__u64 *)((char *)&attr + 40);
+	int bit, fd;
+
+	ASSERT_EQ(40, offsetof(struct perf_event_attr, read_format) + 8);
+	for (bit = 38; bit < 64; bit++) {
+		attr_init(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES);
+		attr.defer_callchain = 0;
+		attr.defer_output = 0;
+		*flags |= 1ULL << bit;
+		fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+		if (bit < 40) {
+			EXPECT_LE(0, fd) TH_LOG("bit %d alone is refused: %s", bit, strerror(errno));
+		} else {
+			EXPECT_EQ(-1, fd) TH_LOG("reserved bit %d was accepted", bit);
+			EXPECT_EQ(EINVAL, errno);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+TEST_F(defer, cpu_wide_event_and_kernel_threads)
+{
+	struct perf_event_attr attr;
+	int i, idle = 0, mine;
+	struct sample s;
+	cpu_set_t set;
+	pthread_t timer;
+	__u64 j;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	attr_init(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+	attr.sample_period = 1000000;	/* 1 ms */
+	/* Only defer_output: no mmap or comm records asked for. */
+	open_mapped(_metadata, &self->x, 0, &attr, -1, 0);
+
+	spin_stop = 0;
+	ioctl(self->x.fd[0], PERF_EVENT_IOC_ENABLE, 0);
+	nanosleep(&(struct timespec){ 0, 50 * 1000 * 1000 }, NULL);	/* idle */
+	ASSERT_EQ(0, pthread_create(&timer, NULL, spin_timer, NULL));
+	chain_run(self->x.c, DEPTH, leaf_spin);
+	ioctl(self->x.fd[0], PERF_EVENT_IOC_DISABLE, 0);
+	pthread_join(timer, NULL);
+
+	ASSERT_LE(1, wait_matched(&self->x.rb[0], self->x.recs, gettid(), 1)) {
+		TH_LOG("the CPU-wide event got no record for a deferred sample");
+	}
+	for (i = 0; i < self->x.recs->n; i++) {
+		if (!parse_sample(self->x.recs->r[i], &s) || s.pid)
+			continue;
+		idle++;
+		for (j = 0; j < s.nr; j++) {
+			EXPECT_NE(PERF_CONTEXT_USER_DEFERRED, s.ips[j]) {
+				TH_LOG("a kernel thread's sample deferred");
+			}
+			EXPECT_NE(PERF_CONTEXT_USER, s.ips[j]);
+		}
+	}
+	EXPECT_LE(1, idle) TH_LOG("no sample of the idle task");
+	mine = check_all(_metadata, &self->x, gettid(), 0, 1);
+	EXPECT_LE(1, mine);
+}
+
+struct thread_arg {
+	struct chain c;
+	pid_t tid;
+};
+
+static void *thread_fn(void *p)
+{
+	struct thread_arg *t = p;
+	int i;
+
+	t->tid = gettid();
+	for (i = 0; i < 2; i++)
+		chain_syscall(&t->c, DEPTH, __NR_nanosleep, (long)&short_sleep, 0, 0);
+	return NULL;
+}
+
+TEST_F(defer, threads_and_cpus_get_their_own_cookies)
+{
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), i, j, n = 0, cpu, want;
+	struct perf_event_attr attr;
+	struct thread_arg t[2];
+	__u64 cookies[64];
+	struct deferred d;
+	struct rb rb[8];
+	int fd[8] = { };
+	pthread_t th[2];
+	struct sample s;
+	cpu_set_t set;
+
+	/* An inherited per-task event can only be mapped per CPU. */
+	if (ncpu > 8)
+		ncpu = 8;
+	switch_attr(&attr);
+	attr.inherit = 1;
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		fd[cpu] = sys_perf_event_open(&attr, 0, cpu, -1, 0);
+		ASSERT_LE(0, fd[cpu]) TH_LOG("perf_event_open: %s", strerror(errno));
+		ASSERT_EQ(0, rb_map(&rb[cpu], fd[cpu]));
+	}
+	for (cpu = 0; cpu < ncpu; cpu++)
+		ioctl(fd[cpu], PERF_EVENT_IOC_ENABLE, 0);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, thread_fn, &t[i]));
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < ncpu; i++) {
+		CPU_ZERO(&set);
+		CPU_SET(i, &set);
+		ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+		chain_syscall(self->x.c, DEPTH, __NR_nanosleep, (long)&short_sleep, 0, 0);
+	}
+	for (cpu = 0; cpu < ncpu; cpu++)
+		ioctl(fd[cpu], PERF_EVENT_IOC_DISABLE, 0);
+
+	/* Two entries per thread, one per CPU for this task. */
+	want = 4 + ncpu;
+	for (cpu = 0; cpu < ncpu; cpu++)
+		rb_drain(&rb[cpu], self->x.recs);
+	for (i = 0; i < self->x.recs->n && n < 64; i++) {
+		if (!parse_sample(self->x.recs->r[i], &s) || !sample_cookie(&s))
+			continue;
+		for (j = 0; j < n; j++)
+			if (cookies[j] == sample_cookie(&s))
+				break;
+		if (j < n)
+			continue;	/* another sample of the same entry */
+		cookies[n++] = sample_cookie(&s);
+		ASSERT_EQ(1, count_deferred(self->x.recs, sample_cookie(&s), &d)) {
+			TH_LOG("cookie %#llx: no single record",
+			       (unsigned long long)sample_cookie(&s));
+		}
+		EXPECT_EQ(s.tid, d.tid) TH_LOG("a record names another thread");
+	}
+	EXPECT_LE(want, n) TH_LOG("%d distinct cookies; expected %d", n, want);
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		rb_unmap(&rb[cpu]);
+		close(fd[cpu]);
+	}
+}
+
+/*
+ * A watched child makes the system call @tp traces from the bottom of a
+ * chain and never returns from it (exit, exec) or returns in two tasks
+ * (fork): the record must still come, for the right task.
+ */
+static void pending_at(struct __test_metadata *_metadata, struct ctx *x,
+		       const char *tp, long nr, long a, long b, long c)
+{
+	struct perf_event_attr attr;
+	int status, i, found = 0, go[2];
+	struct deferred d;
+	struct sample s;
+	char byte = 0;
+	long id;
+	pid_t pid;
+
+	if (sizeof(long) == 4)
+		SKIP(return, "syscall tracepoints do not trace compat tasks");
+	id = tracepoint_id(tp);
+	if (id < 0)
+		SKIP(return, "no %s tracepoint", tp);
+	attr_init(&attr, PERF_TYPE_TRACEPOINT, id);
+	attr.disabled = 0;
+	ASSERT_EQ(0, pipe(go));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* Wait until the parent watches this task. */
+		if (read(go[0], &byte, 1) != 1)
+			_exit(2);
+		chain_syscall(x->c, DEPTH, nr, a, b, c);
+		_exit(x->c->ret < 0 ? 3 : 0);	/* the fork case returns here */
+	}
+	open_mapped(_metadata, x, 0, &attr, pid, -1);
+	ASSERT_EQ(1, write(go[1], &byte, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ioctl(x->fd[0], PERF_EVENT_IOC_DISABLE, 0);
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+
+	ASSERT_LE(1, wait_matched(&x->rb[0], x->recs, pid, 1)) {
+		TH_LOG("no record for the child's pending request at %s", tp);
+	}
+	for (i = 0; i < x->recs->n; i++) {
+		if (!parse_sample(x->recs->r[i], &s) || s.tid != pid ||
+		    !sample_cookie(&s))
+			continue;
+		ASSERT_EQ(1, count_deferred(x->recs, sample_cookie(&s), &d)) {
+			TH_LOG("a cookie must have exactly one record");
+		}
+		EXPECT_EQ(pid, d.tid);
+		check_frames(_metadata, &d, x->c, 0);
+		found = 1;
+		break;
+	}
+	EXPECT_TRUE(found);
+}
+
+TEST_F(defer, exit_with_request_pending)
+{
+	pending_at(_metadata, &self->x, "syscalls/sys_enter_exit_group",
+		   __NR_exit_group, 0, 0, 0);
+}
+
+TEST_F(defer, exec_with_request_pending)
+{
+	static char *const argv[] = { "true", NULL };
+	static char *const envp[] = { NULL };
+
+	if (access("/bin/true", X_OK))
+		SKIP(return, "no /bin/true");
+	pending_at(_metadata, &self->x, "syscalls/sys_enter_execve",
+		   __NR_execve, (long)"/bin/true", (long)argv, (long)envp);
+}
+
+TEST_F(defer, fork_with_request_pending)
+{
+	pending_at(_metadata, &self->x, "syscalls/sys_enter_clone",
+		   __NR_clone, SIGCHLD, 0, 0);
+}
+
+TEST_HARNESS_MAIN
