@@ -421,31 +421,31 @@ FIXTURE_TEARDOWN(defer)
  * Leaves for the event kinds: each records its return address, and those
  * whose IP at the sample is known record it as top[0].
  */
-static volatile unsigned int bp_target;
+static unsigned int bp_target;
 static char *fault_page;
 
 static __attribute__((noipa)) void leaf_touch_page(struct chain *c)
 {
 	c->leaf_ra = (unsigned long)__builtin_return_address(0);
 	c->ntop = 1;	/* the IP at the sample: not known, not compared */
-	*(volatile char *)fault_page = 1;	/* first touch: a page fault */
+	__atomic_store_n(fault_page, 1, __ATOMIC_RELAXED);	/* first touch: a fault */
 }
 
 static __attribute__((noipa)) void leaf_write_watched(struct chain *c)
 {
 	c->leaf_ra = (unsigned long)__builtin_return_address(0);
 	c->ntop = 1;	/* the IP at the sample: not known, not compared */
-	bp_target++;				/* a write breakpoint fires */
+	__atomic_fetch_add(&bp_target, 1, __ATOMIC_RELAXED);	/* a write breakpoint fires */
 }
 
-static volatile int spin_stop;
+static int spin_stop;
 
 /* Spin in this frame, in user mode, until another thread says stop. */
 static __attribute__((noipa)) void leaf_spin(struct chain *c)
 {
 	c->leaf_ra = (unsigned long)__builtin_return_address(0);
 	c->ntop = 1;	/* the IP at the sample: not known, not compared */
-	while (!spin_stop)
+	while (!__atomic_load_n(&spin_stop, __ATOMIC_RELAXED))
 		;
 }
 
@@ -529,7 +529,7 @@ static void *spin_timer(void *arg)
 	struct timespec ts = { 0, 200 * 1000 * 1000 };
 
 	nanosleep(&ts, NULL);
-	spin_stop = 1;
+	__atomic_store_n(&spin_stop, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -537,15 +537,15 @@ static void *spin_timer(void *arg)
  * Set up @kind's event in @attr and its leaf; returns a reason to skip,
  * or NULL.
  */
-static const char *event_kind_setup(struct ctx *x, enum kind kind,
-			      struct perf_event_attr *attr,
-			      void (**leaf)(struct chain *c))
+static const char *event_kind_setup(struct ctx *x, enum kind which,
+				    struct perf_event_attr *attr,
+				    void (**leaf)(struct chain *c))
 {
 	static const struct timespec ts = { 0, 1000 * 1000 };
 	long type, off;
 
 	*leaf = leaf_syscall;
-	switch (kind) {
+	switch (which) {
 	case TRACEPOINT:
 		if (sizeof(long) == 4)
 			return "syscall tracepoints do not trace compat tasks";
@@ -606,7 +606,7 @@ TEST_F(kind, sample_and_record)
 		SKIP(return, "%s", skip);
 	open_mapped(_metadata, &self->x, 0, &attr, 0, -1);
 
-	spin_stop = 0;
+	__atomic_store_n(&spin_stop, 0, __ATOMIC_RELAXED);
 	if (variant->kind == CPU_CLOCK)
 		ASSERT_EQ(0, pthread_create(&timer, NULL, spin_timer, NULL));
 	ioctl(self->x.fd[0], PERF_EVENT_IOC_ENABLE, 0);
@@ -689,7 +689,9 @@ TEST_F(defer, successive_entries_get_new_cookies)
 	ASSERT_EQ(3, n);
 	for (i = 0; i < 3; i++)
 		for (j = 0; j < i; j++)
-			EXPECT_NE(cookies[i], cookies[j]) TH_LOG("entries %d and %d share a cookie", i, j);
+			EXPECT_NE(cookies[i], cookies[j]) {
+				TH_LOG("entries %d and %d share a cookie", i, j);
+			}
 	check_all(_metadata, &self->x, gettid(), 1, 0);
 }
 
@@ -849,7 +851,10 @@ TEST(reserved_bits_are_refused)
 		*flags |= 1ULL << bit;
 		fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
 		if (bit < 40) {
-			EXPECT_LE(0, fd) TH_LOG("bit %d alone is refused: %s", bit, strerror(errno));
+			EXPECT_LE(0, fd) {
+				TH_LOG("bit %d alone is refused: %s", bit,
+				       strerror(errno));
+			}
 		} else {
 			EXPECT_EQ(-1, fd) TH_LOG("reserved bit %d was accepted", bit);
 			EXPECT_EQ(EINVAL, errno);
@@ -876,7 +881,7 @@ TEST_F(defer, cpu_wide_event_and_kernel_threads)
 	/* Only defer_output: no mmap or comm records asked for. */
 	open_mapped(_metadata, &self->x, 0, &attr, -1, 0);
 
-	spin_stop = 0;
+	__atomic_store_n(&spin_stop, 0, __ATOMIC_RELAXED);
 	ioctl(self->x.fd[0], PERF_EVENT_IOC_ENABLE, 0);
 	nanosleep(&(struct timespec){ 0, 50 * 1000 * 1000 }, NULL);	/* idle */
 	ASSERT_EQ(0, pthread_create(&timer, NULL, spin_timer, NULL));
