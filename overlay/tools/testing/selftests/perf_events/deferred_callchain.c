@@ -673,7 +673,7 @@ TEST_F(defer, two_samples_one_entry_one_record)
 TEST_F(defer, successive_entries_get_new_cookies)
 {
 	struct perf_event_attr attr;
-	__u64 cookies[3];
+	__u64 cookies[64];
 	struct sample s;
 	int i, j, n = 0;
 
@@ -682,16 +682,17 @@ TEST_F(defer, successive_entries_get_new_cookies)
 	for (i = 0; i < 3; i++)
 		run_sleep_chain(&self->x, self->x.fd[0]);
 	ASSERT_LE(3, wait_matched(&self->x.rb[0], self->x.recs, gettid(), 3));
-	for (i = 0; i < self->x.recs->n && n < 3; i++)
-		if (parse_sample(self->x.recs->r[i], &s) && s.tid == gettid() &&
-		    sample_cookie(&s))
+	/* One sleep may switch more than once: count distinct cookies. */
+	for (i = 0; i < self->x.recs->n && n < 64; i++) {
+		if (!parse_sample(self->x.recs->r[i], &s) || s.tid != gettid() ||
+		    !sample_cookie(&s))
+			continue;
+		for (j = 0; j < n && cookies[j] != sample_cookie(&s); j++)
+			;
+		if (j == n)
 			cookies[n++] = sample_cookie(&s);
-	ASSERT_EQ(3, n);
-	for (i = 0; i < 3; i++)
-		for (j = 0; j < i; j++)
-			EXPECT_NE(cookies[i], cookies[j]) {
-				TH_LOG("entries %d and %d share a cookie", i, j);
-			}
+	}
+	EXPECT_LE(3, n) TH_LOG("three system calls gave %d distinct cookies", n);
 	check_all(_metadata, &self->x, gettid(), 1, 0);
 }
 
@@ -708,8 +709,9 @@ TEST_F(defer, classic_without_defer_callchain)
 {
 	unsigned long want[MAX_TOP + 1 + MAX_DEPTH];
 	struct perf_event_attr attr;
-	int i, j, k, n, found = 0;
+	int i, k, n, samples = 0, found = 0;
 	struct sample s;
+	__u64 j;
 
 	switch_attr(&attr);
 	attr.defer_callchain = 0;
@@ -717,23 +719,23 @@ TEST_F(defer, classic_without_defer_callchain)
 	run_sleep_chain(&self->x, self->x.fd[0]);
 	rb_drain(&self->x.rb[0], self->x.recs);
 
+	/* Other switches (in the ioctls) may be sampled too: find the sleep. */
 	n = chain_frames(self->x.c, want);
 	for (i = 0; i < self->x.recs->n; i++) {
 		if (!parse_sample(self->x.recs->r[i], &s) || s.tid != gettid())
 			continue;
+		samples++;
 		EXPECT_EQ(0, sample_cookie(&s)) TH_LOG("a sample deferred without defer_callchain");
-		for (j = 0; j < s.nr; j++)
-			if (s.ips[j] == PERF_CONTEXT_USER)
-				break;
-		ASSERT_LT(j + n, s.nr) TH_LOG("no classic user part of %d frames", n);
-		for (k = 0; k < n; k++)
-			ASSERT_EQ((unsigned long long)want[k], s.ips[j + 1 + k]) {
-				TH_LOG("classic user frame %d differs", k);
-			}
-		found = 1;
-		break;
+		for (j = 0; j < s.nr && s.ips[j] != PERF_CONTEXT_USER; j++)
+			;
+		if (j + n >= s.nr)
+			continue;
+		for (k = 0; k < n && want[k] == s.ips[j + 1 + k]; k++)
+			;
+		found |= k == n;
 	}
-	EXPECT_TRUE(found) TH_LOG("no sample");
+	EXPECT_LE(1, samples) TH_LOG("no sample");
+	EXPECT_TRUE(found) TH_LOG("no sample has the classic user part of %d frames", n);
 	EXPECT_EQ(0, count_type(self->x.recs, PERF_RECORD_CALLCHAIN_DEFERRED));
 }
 
@@ -763,6 +765,104 @@ TEST_F(defer, exclude_callchain_user_disables_deferral)
 	EXPECT_EQ(0, count_type(self->x.recs, PERF_RECORD_CALLCHAIN_DEFERRED)) {
 		TH_LOG("a record came although nothing was deferred");
 	}
+}
+
+TEST_F(defer, exclude_callchain_kernel_leaves_marker_and_cookie)
+{
+	struct perf_event_attr attr;
+	struct sample s;
+
+	switch_attr(&attr);
+	attr.exclude_callchain_kernel = 1;
+	open_mapped(_metadata, &self->x, 0, &attr, 0, -1);
+	run_sleep_chain(&self->x, self->x.fd[0]);
+	ASSERT_LE(1, wait_matched(&self->x.rb[0], self->x.recs, gettid(), 1));
+	ASSERT_TRUE(first_deferred_sample(self->x.recs, gettid(), &s));
+	EXPECT_EQ(2, s.nr) TH_LOG("the chain should be just the marker and the cookie");
+	check_all(_metadata, &self->x, gettid(), 0, 0);
+}
+
+static int write_sysctl(const char *path, int val)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fprintf(f, "%d\n", val) > 0 ? 0 : -EIO;
+	if (fclose(f))
+		ret = -errno;
+	return ret;
+}
+
+static int read_sysctl(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int val = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &val) != 1)
+		val = -1;
+	fclose(f);
+	return val;
+}
+
+#define MAX_STACK_SYSCTL "/proc/sys/kernel/perf_event_max_stack"
+
+TEST_F(defer, record_never_exceeds_perf_event_max_stack)
+{
+	int old = read_sysctl(MAX_STACK_SYSCTL), limit = DEPTH - 2;
+	struct perf_event_attr attr;
+	struct deferred d;
+	struct sample s;
+
+	ASSERT_LT(0, old);
+	if (write_sysctl(MAX_STACK_SYSCTL, limit))
+		SKIP(return, "cannot set %s", MAX_STACK_SYSCTL);
+	switch_attr(&attr);
+	self->x.fd[0] = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	if (self->x.fd[0] >= 0 && !rb_map(&self->x.rb[0], self->x.fd[0])) {
+		run_sleep_chain(&self->x, self->x.fd[0]);
+		wait_matched(&self->x.rb[0], self->x.recs, gettid(), 1);
+	}
+	if (self->x.fd[0] >= 0) {
+		rb_unmap(&self->x.rb[0]);
+		close(self->x.fd[0]);
+		self->x.fd[0] = -1;
+	}
+	ASSERT_EQ(0, write_sysctl(MAX_STACK_SYSCTL, old));
+
+	ASSERT_TRUE(first_deferred_sample(self->x.recs, gettid(), &s)) {
+		TH_LOG("no deferred sample with perf_event_max_stack %d", limit);
+	}
+	ASSERT_EQ(1, count_deferred(self->x.recs, sample_cookie(&s), &d));
+	EXPECT_EQ(limit, d.nr) {
+		TH_LOG("the record has %llu entries; the limit is %d",
+		       (unsigned long long)d.nr, limit);
+	}
+}
+
+TEST_F(defer, disabled_in_the_same_entry_still_gets_the_record)
+{
+	struct perf_event_attr attr;
+	long id;
+
+	if (sizeof(long) == 4)
+		SKIP(return, "syscall tracepoints do not trace compat tasks");
+	id = tracepoint_id("syscalls/sys_enter_ioctl");
+	if (id < 0)
+		SKIP(return, "no syscalls:sys_enter_ioctl tracepoint");
+	attr_init(&attr, PERF_TYPE_TRACEPOINT, id);
+	open_mapped(_metadata, &self->x, 0, &attr, 0, -1);
+	ioctl(self->x.fd[0], PERF_EVENT_IOC_ENABLE, 0);
+	/* Sampled on entry, then disabled by the very same system call. */
+	chain_syscall(self->x.c, DEPTH, __NR_ioctl, self->x.fd[0],
+		      PERF_EVENT_IOC_DISABLE, 0);
+	ASSERT_EQ(1, wait_matched(&self->x.rb[0], self->x.recs, gettid(), 1)) {
+		TH_LOG("the record of a sample taken before the disable is missing");
+	}
+	check_all(_metadata, &self->x, gettid(), 0, 0);
 }
 
 TEST_F(defer, defer_output_on_two_events_duplicates)
