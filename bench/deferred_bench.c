@@ -1,0 +1,602 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What deferred user callchains save, measured against classic ones in the
+ * same run. Prints one tab-separated line per figure:
+ *
+ *	bench	case	mode	metric	value
+ *
+ * bench: bytes (ring-buffer bytes per sample), lost (records lost with a
+ * small buffer), cost (the workload's time per system call and the cost per
+ * sample), complete (samples whose user chain reaches the outermost frame
+ * when the stack pages are not resident), walk (the deferred walker's cost
+ * per frame), memory (slab memory per task that unwound).
+ *
+ * Samples come from a tracepoint on getppid(): a syscall-heavy workload
+ * where each kernel entry is sampled by K events, from the bottom of a
+ * frame-pointer call chain of known depth. Needs root, tracefs and the
+ * deferred unwinder's counters in debugfs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_EVENTS	16
+#define COUNTERS	"/sys/kernel/debug/unwind_deferred/counters"
+
+static int smoke;		/* --smoke: a few iterations, to keep it alive */
+static long tp_getppid;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "deferred_bench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static void emit(const char *bench, const char *c, const char *mode,
+		 const char *metric, double value)
+{
+	printf("%s\t%s\t%s\t%s\t%.6g\n", bench, c, mode, metric, value);
+	fflush(stdout);
+}
+
+static long read_long(const char *path, const char *key)
+{
+	char k[64];
+	long v;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld%*[^\n]", k, &v) == 2) {
+		size_t n = strlen(k);
+
+		if (n && k[n - 1] == ':')
+			k[n - 1] = '\0';
+		if (!strcmp(k, key)) {
+			fclose(f);
+			return v;
+		}
+	}
+	fclose(f);
+	return -1;
+}
+
+/* A call chain of @depth frame-pointer frames, then one getppid(). */
+static __attribute__((noipa)) long descend(int depth)
+{
+	long ret;
+
+	if (depth > 1)
+		ret = descend(depth - 1);
+	else
+		ret = syscall(__NR_getppid);
+	asm volatile("" ::: "memory");	/* not a tail call */
+	return ret;
+}
+
+enum mode { NONE, CLASSIC, DEFERRED };
+static const char * const mode_name[] = { "none", "classic", "deferred" };
+
+struct events {
+	int n, fd[MAX_EVENTS];
+	void *rb;
+	size_t pages;
+};
+
+/*
+ * @k getppid events of @mode for @pid on @cpu, all into the first one's
+ * ring buffer.
+ */
+static void events_open_on(struct events *ev, enum mode mode, int k,
+			   size_t pages, pid_t pid, int cpu, int inherit)
+{
+	struct perf_event_attr attr;
+	int i;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->n = mode == NONE ? 0 : k;
+	ev->pages = pages;
+	for (i = 0; i < ev->n; i++) {
+		memset(&attr, 0, sizeof(attr));
+		attr.size = sizeof(attr);
+		attr.type = PERF_TYPE_TRACEPOINT;
+		attr.config = tp_getppid;
+		attr.sample_period = 1;
+		/* What perf record asks for by default, with -g. */
+		attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+				   PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
+				   PERF_SAMPLE_CALLCHAIN;
+		attr.sample_id_all = 1;
+		attr.disabled = 1;
+		attr.inherit = inherit;
+		attr.defer_callchain = mode == DEFERRED;
+		/* One receiver, like perf's tracking event. */
+		attr.defer_output = mode == DEFERRED && i == 0;
+		ev->fd[i] = syscall(__NR_perf_event_open, &attr, pid, cpu, -1, 0);
+		if (ev->fd[i] < 0)
+			die("perf_event_open");
+		if (!i) {
+			ev->rb = mmap(NULL, (pages + 1) * getpagesize(),
+				      PROT_READ | PROT_WRITE, MAP_SHARED,
+				      ev->fd[0], 0);
+			if (ev->rb == MAP_FAILED)
+				die("mmap");
+		} else if (ioctl(ev->fd[i], PERF_EVENT_IOC_SET_OUTPUT, ev->fd[0])) {
+			die("PERF_EVENT_IOC_SET_OUTPUT");
+		}
+	}
+}
+
+static void events_open(struct events *ev, enum mode mode, int k, size_t pages)
+{
+	events_open_on(ev, mode, k, pages, 0, -1, 0);
+}
+
+static void events_enable(struct events *ev, int on)
+{
+	int i;
+
+	for (i = 0; i < ev->n; i++)
+		ioctl(ev->fd[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+}
+
+static void events_close(struct events *ev)
+{
+	int i;
+
+	if (ev->n)
+		munmap(ev->rb, (ev->pages + 1) * getpagesize());
+	for (i = 0; i < ev->n; i++)
+		close(ev->fd[i]);
+}
+
+struct tally {
+	double bytes;		/* all records */
+	long samples, deferred, lost;
+	double sample_bytes, deferred_bytes;
+	long user_nr;		/* user entries of a classic sample */
+};
+
+/* Walk the ring buffer (it must not have wrapped) and tally the records. */
+static void tally(struct events *ev, struct tally *t)
+{
+	struct perf_event_mmap_page *pg = ev->rb;
+	char *data = (char *)ev->rb + getpagesize();
+	__u64 head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	size_t size = ev->pages * getpagesize();
+	__u64 off, i;
+
+	memset(t, 0, sizeof(*t));
+	t->bytes = head - pg->data_tail;
+	for (off = pg->data_tail; off + 8 <= head;) {
+		struct perf_event_header *h = (void *)(data + off % size);
+		const __u64 *p = (const void *)(h + 1);
+
+		if (!h->size)
+			break;
+		if (h->type == PERF_RECORD_SAMPLE) {
+			t->samples++;
+			t->sample_bytes += h->size;
+			/* ip, tid, time, period, nr, ips */
+			for (i = 0; off % size + h->size <= size && i < p[4]; i++)
+				if (p[5 + i] == PERF_CONTEXT_USER)
+					t->user_nr = p[4] - i - 1;
+		} else if (h->type == PERF_RECORD_CALLCHAIN_DEFERRED) {
+			t->deferred++;
+			t->deferred_bytes += h->size;
+		} else if (h->type == PERF_RECORD_LOST) {
+			t->lost += p[1];
+		}
+		off += h->size;
+	}
+	pg->data_tail = head;
+}
+
+/* Ring-buffer bytes per sample, against the ideal for the case. */
+static void bench_bytes(void)
+{
+	static const int depths[] = { 8, 32, 128 }, ks[] = { 1, 4, 16 };
+	int entries = smoke ? 20 : 400, di, ki, e;
+	struct tally c, d;
+	struct events ev;
+	char name[64];
+	double ideal;
+
+	for (di = 0; di < 3; di++) {
+		for (ki = 0; ki < 3; ki++) {
+			int depth = depths[di], k = ks[ki];
+
+			snprintf(name, sizeof(name), "depth=%d,k=%d", depth, k);
+			/* 8 MiB: 400 entries of 16 classic depth-128 samples fit. */
+			events_open(&ev, CLASSIC, k, 2048);
+			events_enable(&ev, 1);
+			for (e = 0; e < entries; e++)
+				descend(depth);
+			events_enable(&ev, 0);
+			tally(&ev, &c);
+			events_close(&ev);
+
+			events_open(&ev, DEFERRED, k, 2048);
+			events_enable(&ev, 1);
+			for (e = 0; e < entries; e++)
+				descend(depth);
+			events_enable(&ev, 0);
+			tally(&ev, &d);
+			events_close(&ev);
+
+			if (!c.samples || !d.samples || c.lost || d.lost) {
+				fprintf(stderr, "deferred_bench: bytes %s: %ld/%ld samples, %ld/%ld lost\n",
+					name, c.samples, d.samples, c.lost, d.lost);
+				continue;
+			}
+			/*
+			 * Ideal: each sample keeps its kernel part and two
+			 * words instead of the user part; one record per
+			 * entry holds the user part once.
+			 */
+			ideal = c.sample_bytes / c.samples - 8.0 * (1 + c.user_nr) + 16 +
+				(8 + 16 + 8.0 * c.user_nr + 16) / k;
+			emit("bytes", name, "classic", "bytes_per_sample", c.bytes / c.samples);
+			emit("bytes", name, "deferred", "bytes_per_sample", d.bytes / d.samples);
+			emit("bytes", name, "ideal", "bytes_per_sample", ideal);
+			emit("bytes", name, "deferred", "records_per_entry",
+			     (double)d.deferred / entries);
+			emit("bytes", name, "classic", "user_frames", c.user_nr);
+		}
+	}
+}
+
+/* What a small buffer that nobody reads keeps, and what it loses. */
+static void bench_lost(void)
+{
+	int entries = smoke ? 50 : 2000, k = 4, e, m;
+	const char *c = "depth=32,k=4,32KiB";
+	struct events ev;
+	struct tally t;
+
+	for (m = CLASSIC; m <= DEFERRED; m++) {
+		events_open(&ev, m, k, 8);	/* 32 KiB */
+		events_enable(&ev, 1);
+		for (e = 0; e < entries; e++)
+			descend(32);
+		events_enable(&ev, 0);
+		tally(&ev, &t);
+		events_close(&ev);
+		emit("lost", c, mode_name[m], "samples_kept", t.samples);
+		emit("lost", c, mode_name[m], "samples_lost_pct",
+		     100.0 * (entries * k - t.samples) / (entries * k));
+		if (m == DEFERRED)
+			emit("lost", c, mode_name[m], "records_kept", t.deferred);
+	}
+}
+
+static double run_loop(int depth, int iters)
+{
+	double t0 = now_ns();
+	int i;
+
+	for (i = 0; i < iters; i++)
+		descend(depth);
+	return (now_ns() - t0) / iters;
+}
+
+/* The workload's time per entry, and what each sample costs it. */
+static void bench_cost(void)
+{
+	static const int depths[] = { 8, 32, 128 };
+	int iters = smoke ? 50 : 3000, di, m, rep;
+	long walk_ns0, walks0;
+	double ns[3], best;
+	struct events ev;
+	char name[32];
+
+	for (di = 0; di < 3; di++) {
+		snprintf(name, sizeof(name), "depth=%d", depths[di]);
+		for (m = NONE; m <= DEFERRED; m++) {
+			walk_ns0 = read_long(COUNTERS, "walk_ns");
+			walks0 = read_long(COUNTERS, "walks");
+			events_open(&ev, m, 1, 512);
+			best = 1e18;
+			/* Best of three: the guest shares the host's CPUs. */
+			for (rep = 0; rep < 3; rep++) {
+				struct tally t;
+				double v;
+
+				events_enable(&ev, 1);
+				v = run_loop(depths[di], iters);
+				events_enable(&ev, 0);
+				if (m != NONE)
+					tally(&ev, &t);
+				if (v < best)
+					best = v;
+			}
+			events_close(&ev);
+			ns[m] = best;
+			emit("cost", name, mode_name[m], "ns_per_syscall", ns[m]);
+			if (m == DEFERRED && read_long(COUNTERS, "walks") > walks0)
+				emit("cost", name, mode_name[m], "walk_ns_per_sample",
+				     (double)(read_long(COUNTERS, "walk_ns") - walk_ns0) /
+				     (read_long(COUNTERS, "walks") - walks0));
+		}
+		emit("cost", name, "classic", "ns_per_sample", ns[CLASSIC] - ns[NONE]);
+		emit("cost", name, "deferred", "ns_per_sample", ns[DEFERRED] - ns[NONE]);
+		emit("cost", name, "classic", "slowdown_pct", 100 * (ns[CLASSIC] / ns[NONE] - 1));
+		emit("cost", name, "deferred", "slowdown_pct", 100 * (ns[DEFERRED] / ns[NONE] - 1));
+	}
+}
+
+/*
+ * Completeness: a thread runs on a stack in a shared memory file whose
+ * pages it drops (MADV_DONTNEED) right before each sampled system call, so
+ * the sampling context finds them not resident.
+ */
+#define STACK_SIZE	(1 << 20)
+
+struct complete_arg {
+	char *stack;
+	int depth, rounds;
+	pid_t tid;
+	pthread_barrier_t start;
+	unsigned long root_ra;
+};
+
+static __attribute__((noipa)) void dropping_descend(struct complete_arg *a,
+						     int depth)
+{
+	char pad[512];	/* frames spread over many stack pages */
+
+	asm volatile("" : : "r"(pad) : "memory");
+	if (depth > 1) {
+		dropping_descend(a, depth - 1);
+	} else {
+		madvise(a->stack, STACK_SIZE, MADV_DONTNEED);
+		syscall(__NR_getppid);
+	}
+	asm volatile("" ::: "memory");
+}
+
+static __attribute__((noipa)) void complete_root(struct complete_arg *a)
+{
+	int i;
+
+	a->root_ra = (unsigned long)__builtin_return_address(0);
+	for (i = 0; i < a->rounds; i++)
+		dropping_descend(a, a->depth);
+}
+
+static void *complete_thread(void *p)
+{
+	struct complete_arg *a = p;
+
+	a->tid = gettid();
+	pthread_barrier_wait(&a->start);	/* until watched */
+	complete_root(a);
+	return NULL;
+}
+
+/* Samples (or their records) whose user chain holds @ra. */
+static void count_complete(struct events *ev, unsigned long ra, long *with,
+			   long *total, int deferred)
+{
+	struct perf_event_mmap_page *pg = ev->rb;
+	char *data = (char *)ev->rb + getpagesize();
+	__u64 head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	__u64 off, i, nr;
+	const __u64 *ips;
+
+	*with = 0;
+	*total = 0;
+	for (off = pg->data_tail; off < head;) {
+		struct perf_event_header *h = (void *)(data + off % (ev->pages * getpagesize()));
+		const __u64 *p = (const void *)(h + 1);
+
+		if (!h->size)
+			break;
+		off += h->size;
+		if (deferred ? h->type != PERF_RECORD_CALLCHAIN_DEFERRED :
+			       h->type != PERF_RECORD_SAMPLE)
+			continue;
+		nr = deferred ? p[1] : p[4];
+		ips = deferred ? &p[2] : &p[5];
+		(*total)++;
+		for (i = 0; i < nr; i++)
+			if (ips[i] == ra) {
+				(*with)++;
+				break;
+			}
+	}
+	pg->data_tail = head;
+}
+
+static void bench_complete(void)
+{
+	struct complete_arg a = { .depth = 64, .rounds = smoke ? 5 : 100 };
+	pthread_attr_t attr;
+	struct events ev;
+	long with, total;
+	pthread_t th;
+	int fd, m;
+
+	fd = memfd_create("bench-stack", 0);
+	if (fd < 0 || ftruncate(fd, STACK_SIZE))
+		die("memfd");
+	a.stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (a.stack == MAP_FAILED)
+		die("mmap stack");
+	for (m = CLASSIC; m <= DEFERRED; m++) {
+		pthread_barrier_init(&a.start, NULL, 2);
+		pthread_attr_init(&attr);
+		pthread_attr_setstack(&attr, a.stack, STACK_SIZE);
+		if (pthread_create(&th, &attr, complete_thread, &a))
+			die("pthread_create");
+		while (!__atomic_load_n(&a.tid, __ATOMIC_ACQUIRE))
+			sched_yield();
+		/* Watch just that thread. */
+		events_open_on(&ev, m, 1, 1024, a.tid, -1, 0);
+		events_enable(&ev, 1);
+		pthread_barrier_wait(&a.start);
+		pthread_join(th, NULL);
+		a.tid = 0;
+		pthread_barrier_destroy(&a.start);
+		events_enable(&ev, 0);
+		count_complete(&ev, a.root_ra, &with, &total, m == DEFERRED);
+		events_close(&ev);
+		emit("complete", "depth=64,stack not resident", mode_name[m],
+		     "chains_reaching_root_pct", total ? 100.0 * with / total : 0);
+		emit("complete", "depth=64,stack not resident", mode_name[m],
+		     "chains", total);
+	}
+	munmap(a.stack, STACK_SIZE);
+	close(fd);
+}
+
+/* The deferred walker's cost per frame, from the unwinder's counters. */
+static void bench_walk(void)
+{
+	static const int depths[] = { 8, 32, 128, 256, 500 };
+	int iters = smoke ? 20 : 500, di, i;
+	long ns0, fr0, w0;
+	struct events ev;
+	char name[32];
+
+	for (di = 0; di < 5; di++) {
+		snprintf(name, sizeof(name), "depth=%d", depths[di]);
+		events_open(&ev, DEFERRED, 1, 256);
+		ns0 = read_long(COUNTERS, "walk_ns");
+		fr0 = read_long(COUNTERS, "frames");
+		w0 = read_long(COUNTERS, "walks");
+		events_enable(&ev, 1);
+		for (i = 0; i < iters; i++) {
+			struct tally t;
+
+			descend(depths[di]);
+			if (!(i % 50))
+				tally(&ev, &t);	/* keep the buffer from filling */
+		}
+		events_enable(&ev, 0);
+		events_close(&ev);
+		emit("walk", name, "deferred", "ns_per_frame",
+		     (double)(read_long(COUNTERS, "walk_ns") - ns0) /
+		     (read_long(COUNTERS, "frames") - fr0));
+		emit("walk", name, "deferred", "frames_per_walk",
+		     (double)(read_long(COUNTERS, "frames") - fr0) /
+		     (read_long(COUNTERS, "walks") - w0));
+	}
+}
+
+/* Threads that each unwound once, and the slab memory that costs. */
+static pthread_barrier_t mem_barrier;
+static int mem_unwind;
+
+static void *mem_thread(void *p)
+{
+	if (mem_unwind)
+		descend(4);
+	pthread_barrier_wait(&mem_barrier);	/* all alive at once */
+	pthread_barrier_wait(&mem_barrier);	/* measured; go */
+	return NULL;
+}
+
+static void bench_memory(void)
+{
+	static const int counts[] = { 1000, 4000 };
+	int ci, i, n, pass, cpu, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	struct events ev[64];
+	long base[2];
+	pthread_t *th;
+	char name[32];
+
+	for (ci = 0; ci < (smoke ? 1 : 2); ci++) {
+		n = smoke ? 50 : counts[ci];
+		th = calloc(n, sizeof(*th));
+		/* Pass 0: threads that never unwind; pass 1: each unwinds once. */
+		for (pass = 0; pass < 2; pass++) {
+			mem_unwind = pass;
+			/* Inherited by new threads: one per CPU, to be mappable. */
+			for (cpu = 0; cpu < ncpu && cpu < 64; cpu++) {
+				events_open_on(&ev[cpu], DEFERRED, 1, 16, 0, cpu, 1);
+				events_enable(&ev[cpu], 1);
+			}
+			pthread_barrier_init(&mem_barrier, NULL, n + 1);
+			for (i = 0; i < n; i++) {
+				pthread_attr_t attr;
+
+				pthread_attr_init(&attr);
+				pthread_attr_setstacksize(&attr, 64 * 1024);
+				if (pthread_create(&th[i], &attr, mem_thread, NULL))
+					die("pthread_create");
+			}
+			pthread_barrier_wait(&mem_barrier);
+			base[pass] = read_long("/proc/meminfo", "SUnreclaim");
+			pthread_barrier_wait(&mem_barrier);
+			for (i = 0; i < n; i++)
+				pthread_join(th[i], NULL);
+			pthread_barrier_destroy(&mem_barrier);
+			for (cpu = 0; cpu < ncpu && cpu < 64; cpu++) {
+				events_enable(&ev[cpu], 0);
+				events_close(&ev[cpu]);
+			}
+		}
+		free(th);
+		snprintf(name, sizeof(name), "threads=%d", n);
+		emit("memory", name, "deferred", "slab_bytes_per_unwound_task",
+		     (base[1] - base[0]) * 1024.0 / n);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(void);
+	} benches[] = {
+		{ "bytes", bench_bytes }, { "lost", bench_lost },
+		{ "cost", bench_cost }, { "complete", bench_complete },
+		{ "walk", bench_walk }, { "memory", bench_memory },
+	};
+	int i, j, ran = 0;
+	FILE *f;
+
+	if (argc > 1 && !strcmp(argv[1], "--smoke")) {
+		smoke = 1;
+		argc--;
+		argv++;
+	}
+	f = fopen("/sys/kernel/tracing/events/syscalls/sys_enter_getppid/id", "r");
+	if (!f || fscanf(f, "%ld", &tp_getppid) != 1)
+		die("the syscalls:sys_enter_getppid tracepoint");
+	fclose(f);
+
+	for (i = 0; i < 6; i++) {
+		for (j = 1; j < argc && strcmp(argv[j], benches[i].name); j++)
+			;
+		if (argc > 1 && j == argc)
+			continue;
+		benches[i].fn();
+		ran++;
+	}
+	if (!ran) {
+		fprintf(stderr, "usage: deferred_bench [--smoke] [bytes|lost|cost|complete|walk|memory]...\n");
+		return 2;
+	}
+	return 0;
+}
