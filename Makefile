@@ -2,13 +2,16 @@
 # Deferred user-space stack unwinding for Linux 6.12: top-level commands.
 # Everything generated goes to build/ (ignored).
 
-.PHONY: demo check kernel tree tree-check export tree-reset selftests vm clean help
+.PHONY: demo check bench kernel tree tree-check export tree-reset selftests vm clean help
 
 demo:			## build, boot the guest, show the main job
 	harness/demo
 
 check:			## every test; last line "N passed, N failed, N skipped"
 	harness/check
+
+bench:			## benchmarks, classic vs deferred: a table in build/bench/
+	harness/bench
 
 kernel: tree		## configure and build the guest kernel
 	harness/kernel
@@ -26,7 +29,7 @@ tree-reset:		## drop edits in build/linux and materialize again
 	harness/tree reset
 
 selftests:		## build the kselftest programs against our headers
-	harness/selftests perf_events
+	harness/selftests perf_events unwind
 
 vm:			## run CMD in the guest: make vm CMD='uname -a'
 	harness/vm -- "$${CMD:-uname -a}"
