@@ -7,7 +7,8 @@
  *
  * bench: bytes (ring-buffer bytes per sample), lost (records lost with a
  * small buffer), cost (the workload's time per system call and the cost per
- * sample), complete (samples whose user chain reaches the outermost frame
+ * sample), irqcost (the same for cpu-clock samples taken in an interrupt
+ * from user space), complete (samples whose user chain reaches the outermost frame
  * when the stack pages are not resident), walk (the deferred walker's cost
  * per frame), memory (slab memory per task that unwound).
  *
@@ -368,6 +369,95 @@ static void bench_cost(void)
 }
 
 /*
+ * The same from an interrupt: cpu-clock samples of a task spinning in user
+ * space at the bottom of a chain, every sample its own kernel entry. The
+ * cost per sample is the spin's slowdown over the samples taken.
+ */
+static __attribute__((noipa)) unsigned long spin_at(int depth, long n)
+{
+	unsigned long x = 0;
+	long i;
+
+	if (depth > 1)
+		x = spin_at(depth - 1, n);
+	else
+		for (i = 0; i < n; i++)
+			x = x * 31 + i;
+	asm volatile("" : "+r"(x));
+	return x;
+}
+
+static void irq_events_open(struct events *ev, enum mode mode)
+{
+	struct perf_event_attr attr;
+
+	memset(ev, 0, sizeof(*ev));
+	if (mode == NONE)
+		return;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.sample_period = 20000;	/* 20 us: as often as the timer goes */
+	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			   PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+	attr.sample_id_all = 1;
+	attr.disabled = 1;
+	attr.exclude_kernel = 0;
+	attr.defer_callchain = mode == DEFERRED;
+	attr.defer_output = mode == DEFERRED;
+	ev->n = 1;
+	ev->pages = 1024;
+	ev->fd[0] = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	if (ev->fd[0] < 0)
+		die("perf_event_open cpu-clock");
+	ev->rb = mmap(NULL, (ev->pages + 1) * getpagesize(),
+		      PROT_READ | PROT_WRITE, MAP_SHARED, ev->fd[0], 0);
+	if (ev->rb == MAP_FAILED)
+		die("mmap");
+}
+
+static void bench_irqcost(void)
+{
+	static const int depths[] = { 32, 128 };
+	long spins = smoke ? 100000 : 10000000;
+	int rounds = smoke ? 1 : COST_ROUNDS, di, m, r;
+	double per[3][COST_ROUNDS], t[3][COST_ROUNDS], t0;
+	struct events ev[3];
+	struct tally ta;
+	char name[32];
+
+	for (di = 0; di < 2; di++) {
+		snprintf(name, sizeof(name), "cpu-clock,depth=%d", depths[di]);
+		for (m = NONE; m <= DEFERRED; m++)
+			irq_events_open(&ev[m], m);
+		for (r = 0; r < rounds; r++) {
+			for (m = NONE; m <= DEFERRED; m++) {
+				events_enable(&ev[m], 1);
+				t0 = now_ns();
+				spin_at(depths[di], spins);
+				t[m][r] = now_ns() - t0;
+				events_enable(&ev[m], 0);
+				per[m][r] = 0;
+				if (m == NONE)
+					continue;
+				tally(&ev[m], &ta);
+				if (ta.samples)
+					per[m][r] = (t[m][r] - t[NONE][r]) / ta.samples;
+			}
+		}
+		for (m = CLASSIC; m <= DEFERRED; m++) {
+			events_close(&ev[m]);
+			qsort(per[m], rounds, sizeof(double), cmp_double);
+			emit("irqcost", name, mode_name[m], "ns_per_sample",
+			     per[m][rounds / 2]);
+		}
+		emit("irqcost", name, "deferred", "cost_vs_classic",
+		     per[DEFERRED][rounds / 2] / per[CLASSIC][rounds / 2]);
+	}
+}
+
+/*
  * Completeness: a thread runs on a stack in a shared memory file whose
  * pages it drops (MADV_DONTNEED) right before each sampled system call, so
  * the sampling context finds them not resident.
@@ -606,7 +696,8 @@ int main(int argc, char **argv)
 		void (*fn)(void);
 	} benches[] = {
 		{ "bytes", bench_bytes }, { "lost", bench_lost },
-		{ "cost", bench_cost }, { "complete", bench_complete },
+		{ "cost", bench_cost }, { "irqcost", bench_irqcost },
+		{ "complete", bench_complete },
 		{ "walk", bench_walk }, { "memory", bench_memory },
 	};
 	int i, j, ran = 0;
@@ -622,7 +713,7 @@ int main(int argc, char **argv)
 		die("the syscalls:sys_enter_getppid tracepoint");
 	fclose(f);
 
-	for (i = 0; i < 6; i++) {
+	for (i = 0; i < (int)(sizeof(benches) / sizeof(benches[0])); i++) {
 		for (j = 1; j < argc && strcmp(argv[j], benches[i].name); j++)
 			;
 		if (argc > 1 && j == argc)
@@ -631,7 +722,7 @@ int main(int argc, char **argv)
 		ran++;
 	}
 	if (!ran) {
-		fprintf(stderr, "usage: deferred_bench [--smoke] [bytes|lost|cost|complete|walk|memory]...\n");
+		fprintf(stderr, "usage: deferred_bench [--smoke] [bytes|lost|cost|irqcost|complete|walk|memory]...\n");
 		return 2;
 	}
 	return 0;
