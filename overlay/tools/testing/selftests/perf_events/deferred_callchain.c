@@ -865,6 +865,55 @@ TEST_F(defer, disabled_in_the_same_entry_still_gets_the_record)
 	check_all(_metadata, &self->x, gettid(), 0, 0);
 }
 
+#define MAX_CONTEXTS_SYSCTL "/proc/sys/kernel/perf_event_max_contexts_per_stack"
+
+/*
+ * The marker and its cookie take two contexts: with room for the kernel
+ * context and one more, the sample has no user part at all (never a
+ * marker without its cookie); with room for three it defers.
+ */
+TEST_F(defer, marker_and_cookie_need_two_contexts)
+{
+	int old = read_sysctl(MAX_CONTEXTS_SYSCTL), limit, i, deferred[2] = { };
+	struct perf_event_attr attr;
+	struct sample s;
+	__u64 j;
+
+	ASSERT_LT(0, old);
+	for (limit = 2; limit <= 3; limit++) {
+		if (write_sysctl(MAX_CONTEXTS_SYSCTL, limit))
+			SKIP(return, "cannot set %s", MAX_CONTEXTS_SYSCTL);
+		switch_attr(&attr);
+		self->x.fd[0] = sys_perf_event_open(&attr, 0, -1, -1, 0);
+		if (self->x.fd[0] >= 0 && !rb_map(&self->x.rb[0], self->x.fd[0])) {
+			run_sleep_chain(&self->x, self->x.fd[0]);
+			rb_drain(&self->x.rb[0], self->x.recs);
+		}
+		if (self->x.fd[0] >= 0) {
+			rb_unmap(&self->x.rb[0]);
+			close(self->x.fd[0]);
+			self->x.fd[0] = -1;
+		}
+		for (i = 0; i < self->x.recs->n; i++) {
+			if (!parse_sample(self->x.recs->r[i], &s) || s.tid != gettid())
+				continue;
+			if (sample_cookie(&s)) {
+				deferred[limit - 2]++;
+				continue;
+			}
+			for (j = 0; j < s.nr; j++) {
+				EXPECT_NE(PERF_CONTEXT_USER_DEFERRED, s.ips[j]) {
+					TH_LOG("a marker without its cookie (limit %d)", limit);
+				}
+			}
+		}
+		recs_free(self->x.recs);
+	}
+	ASSERT_EQ(0, write_sysctl(MAX_CONTEXTS_SYSCTL, old));
+	EXPECT_EQ(0, deferred[0]) TH_LOG("a sample deferred with room for two contexts");
+	EXPECT_LE(1, deferred[1]) TH_LOG("no sample deferred with room for three contexts");
+}
+
 TEST_F(defer, defer_output_on_two_events_duplicates)
 {
 	struct perf_event_attr attr, dummy;
