@@ -27,31 +27,30 @@ static void unwind_user_stop(struct unwind_user_state *state,
 static int unwind_user_read_words(unsigned long addr, unsigned int ws,
 				  unsigned int n, unsigned long *words)
 {
+	void __user *p = (void __user *)addr;
+	unsigned long w0, w1 = 0;
+
+	if (!user_read_access_begin(p, n * ws))
+		return -EINVAL;
 	if (ws == sizeof(u32)) {
-		u32 __user *p = (u32 __user *)addr;
-		u32 w0, w1 = 0;
+		u32 __user *p32 = p;
+		u32 v0, v1 = 0;
 
-		if (!user_read_access_begin(p, n * ws))
-			return -EINVAL;
-		unsafe_get_user(w0, p, efault);
+		unsafe_get_user(v0, p32, efault);
 		if (n > 1)
-			unsafe_get_user(w1, p + 1, efault);
-		user_read_access_end();
-		words[0] = w0;
-		words[1] = w1;
+			unsafe_get_user(v1, p32 + 1, efault);
+		w0 = v0;
+		w1 = v1;
 	} else {
-		unsigned long __user *p = (unsigned long __user *)addr;
-		unsigned long w0, w1 = 0;
+		unsigned long __user *pl = p;
 
-		if (!user_read_access_begin(p, n * ws))
-			return -EINVAL;
-		unsafe_get_user(w0, p, efault);
+		unsafe_get_user(w0, pl, efault);
 		if (n > 1)
-			unsafe_get_user(w1, p + 1, efault);
-		user_read_access_end();
-		words[0] = w0;
-		words[1] = w1;
+			unsafe_get_user(w1, pl + 1, efault);
 	}
+	user_read_access_end();
+	words[0] = w0;
+	words[1] = w1;
 	return 0;
 
 efault:
