@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A workload with known user call chains that makes system calls: the
+ * demo and the perf end-to-end tests record it and check that each
+ * sample's chain shows these functions, in this order, under the kernel
+ * frames of the call.
+ *
+ *   main -> serve -> handle_request -> descend (DEPTH times) -> read_block
+ *
+ * read_block() issues read(2) of /dev/zero itself (inline "syscall"), so
+ * the frame pointer chain starts in a function of ours and no libc frame
+ * without a frame pointer hides a caller.
+ *
+ * usage: deep_syscalls [-d DEPTH] [-n CALLS] [-b BYTES] [-p]
+ *   -d  frames of descend() between handle_request() and read_block() (16)
+ *   -n  read(2) calls (1000)
+ *   -b  bytes per read (4096)
+ *   -p  then block in pause(2) until killed, to be caught in the kernel
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#define MAX_BYTES (1 << 20)
+
+static char buf[MAX_BYTES];
+
+static long __attribute__((noinline)) read_block(int fd, size_t bytes)
+{
+	long ret;
+
+	asm volatile ("syscall"
+		      : "=a" (ret)
+		      : "0" ((long)SYS_read), "D" ((long)fd), "S" (buf), "d" (bytes)
+		      : "rcx", "r11", "memory");
+	return ret;
+}
+
+static long __attribute__((noinline)) descend(int depth, int fd, size_t bytes)
+{
+	long ret;
+
+	if (depth <= 1)
+		ret = read_block(fd, bytes);
+	else
+		ret = descend(depth - 1, fd, bytes);
+	/* not a tail call: each level keeps its frame */
+	asm volatile ("" : "+r" (ret));
+	return ret;
+}
+
+static long __attribute__((noinline)) handle_request(int depth, int fd, size_t bytes)
+{
+	long ret = descend(depth, fd, bytes);
+
+	asm volatile ("" : "+r" (ret));
+	return ret;
+}
+
+static int __attribute__((noinline)) serve(int depth, long calls, size_t bytes)
+{
+	int fd = open("/dev/zero", O_RDONLY);
+	long i;
+
+	if (fd < 0) {
+		perror("deep_syscalls: /dev/zero");
+		return 1;
+	}
+	for (i = 0; i < calls; i++) {
+		if (handle_request(depth, fd, bytes) != (long)bytes) {
+			fprintf(stderr, "deep_syscalls: short read\n");
+			return 1;
+		}
+	}
+	close(fd);
+	return 0;
+}
+
+static long number(const char *arg, long min, long max, const char *what)
+{
+	char *end;
+	long v = strtol(arg, &end, 0);
+
+	if (end == arg || *end || v < min || v > max) {
+		fprintf(stderr, "deep_syscalls: %s must be %ld..%ld, got '%s'\n",
+			what, min, max, arg);
+		exit(2);
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	long depth = 16, calls = 1000, bytes = 4096;
+	int block = 0, opt, ret;
+
+	while ((opt = getopt(argc, argv, "d:n:b:p")) != -1) {
+		switch (opt) {
+		case 'd':
+			depth = number(optarg, 1, 10000, "-d (depth)");
+			break;
+		case 'n':
+			calls = number(optarg, 0, 1L << 40, "-n (calls)");
+			break;
+		case 'b':
+			bytes = number(optarg, 1, MAX_BYTES, "-b (bytes)");
+			break;
+		case 'p':
+			block = 1;
+			break;
+		default:
+			fprintf(stderr, "usage: %s [-d DEPTH] [-n CALLS] [-b BYTES] [-p]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	ret = serve(depth, calls, bytes);
+	if (!ret && block)
+		pause();
+	return ret;
+}
