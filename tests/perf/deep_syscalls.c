@@ -11,10 +11,11 @@
  * the frame pointer chain starts in a function of ours and no libc frame
  * without a frame pointer hides a caller.
  *
- * usage: deep_syscalls [-d DEPTH] [-n CALLS] [-b BYTES] [-p]
+ * usage: deep_syscalls [-d DEPTH] [-n CALLS] [-b BYTES] [-g FILE] [-p]
  *   -d  frames of descend() between handle_request() and read_block() (16)
  *   -n  read(2) calls (1000)
  *   -b  bytes per read (4096)
+ *   -g  first wait until FILE exists (a profiler attaching with -p)
  *   -p  then block in pause(2) until killed, to be caught in the kernel
  */
 #include <fcntl.h>
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 #include <sys/syscall.h>
 
 #define MAX_BYTES (1 << 20)
@@ -95,9 +97,10 @@ static long number(const char *arg, long min, long max, const char *what)
 int main(int argc, char **argv)
 {
 	long depth = 16, calls = 1000, bytes = 4096;
+	const char *go = NULL;
 	int block = 0, opt, ret;
 
-	while ((opt = getopt(argc, argv, "d:n:b:p")) != -1) {
+	while ((opt = getopt(argc, argv, "d:n:b:g:p")) != -1) {
 		switch (opt) {
 		case 'd':
 			depth = number(optarg, 1, 10000, "-d (depth)");
@@ -108,14 +111,22 @@ int main(int argc, char **argv)
 		case 'b':
 			bytes = number(optarg, 1, MAX_BYTES, "-b (bytes)");
 			break;
+		case 'g':
+			go = optarg;
+			break;
 		case 'p':
 			block = 1;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-d DEPTH] [-n CALLS] [-b BYTES] [-p]\n",
+			fprintf(stderr, "usage: %s [-d DEPTH] [-n CALLS] [-b BYTES] [-g FILE] [-p]\n",
 				argv[0]);
 			return 2;
 		}
+	}
+	while (go && access(go, F_OK)) {
+		struct timespec ms = { .tv_nsec = 1000000 };
+
+		nanosleep(&ms, NULL);
 	}
 	ret = serve(depth, calls, bytes);
 	if (!ret && block)

@@ -67,6 +67,7 @@ enum unwind_stat {
 	UNWIND_STAT_REQUESTS_NMI,
 	UNWIND_STAT_QUEUED,
 	UNWIND_STAT_ALREADY_PENDING,
+	UNWIND_STAT_ALREADY_RUN,
 	UNWIND_STAT_REJECTED,
 	UNWIND_STAT_BUSY,
 	UNWIND_STAT_WALKS,
@@ -88,6 +89,7 @@ static const char * const unwind_stat_names[NR_UNWIND_STATS] = {
 	[UNWIND_STAT_REQUESTS_NMI]	= "requests_nmi",
 	[UNWIND_STAT_QUEUED]		= "queued",
 	[UNWIND_STAT_ALREADY_PENDING]	= "already_pending",
+	[UNWIND_STAT_ALREADY_RUN]	= "already_run",
 	[UNWIND_STAT_REJECTED]		= "rejected",
 	[UNWIND_STAT_BUSY]		= "busy",
 	[UNWIND_STAT_WALKS]		= "walks",
@@ -148,10 +150,13 @@ static u64 unwind_get_cookie(struct unwind_task_info *info)
  * or NMI context of the current task; nothing is allocated or locked.
  *
  * Return: 0 when the callback was queued by this call; 1 when it was already
- * queued or has already run in this entry context; -EINVAL for kernel
- * threads, exiting tasks, a cancelled @work or registers that are not user
- * mode; -EBUSY in the few instructions in which the task is leaving the
- * kernel; -ESRCH if the task work could not be queued.
+ * queued in this entry context and has not run yet; -EALREADY when it has
+ * already run in this entry context (the request came from an interrupt
+ * during the callbacks or later on the way out), so no callback comes for
+ * this request; -EINVAL for kernel threads, exiting tasks, a cancelled @work
+ * or registers that are not user mode; -EBUSY in the few instructions in
+ * which the task is leaving the kernel; -ESRCH if the task work could not
+ * be queued.
  */
 int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 {
@@ -189,6 +194,16 @@ int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 			goto out;
 		}
 		if (old & bit) {
+			/*
+			 * The callback sets its done bit before it starts:
+			 * what it hands out from then on cannot include this
+			 * request.
+			 */
+			if (test_bit(nr, &info->done)) {
+				unwind_stat_inc(UNWIND_STAT_ALREADY_RUN);
+				ret = -EALREADY;
+				goto out;
+			}
 			unwind_stat_inc(UNWIND_STAT_ALREADY_PENDING);
 			*cookie = unwind_get_cookie(info);
 			ret = 1;

@@ -19,6 +19,8 @@
  *   arm-exit MASK                  ask in do_exit() of the writer's next exit
  *   arm-exec MASK                  ask when the writer's next execve starts,
  *                                  and again once the new image is set up
+ *   ask-in-callback MASK           each slot in MASK asks again from its own
+ *                                  callback (MASK 0 stops it)
  *   clear                          forget what was recorded
  *
  * Read: one line per request and per callback, in the order they happened:
@@ -101,6 +103,7 @@ static int irq_done, nmi_armed, nmi_done;
 
 static atomic_t exit_pid, exec_pid;
 static unsigned long exit_mask, exec_mask;
+static unsigned long callback_mask;
 
 static const char *test_ctx(void)
 {
@@ -172,6 +175,9 @@ static void test_callback(struct unwind_work *work,
 	memcpy(cb->ips, trace->entries, cb->nr * sizeof(cb->ips[0]));
 	/* Publish the filled entry to test_ctl_show(). */
 	smp_store_release(&cb->valid, 1);
+
+	if (READ_ONCE(callback_mask) & BIT(cb->slot))
+		test_request("callback", BIT(cb->slot), 1);
 }
 
 /* Spin (preemption off, interrupts on) until *@flag is set, bounded. */
@@ -337,6 +343,7 @@ static void test_clear(void)
 	atomic_set(&nr_reqs, 0);
 	atomic_set(&nr_cbs, 0);
 	atomic_set(&lost, 0);
+	WRITE_ONCE(callback_mask, 0);
 }
 
 static int test_parse_slot(const char *arg)
@@ -422,6 +429,12 @@ static int test_command(char *cmd)
 			exec_mask = mask;
 			atomic_set(&exec_pid, current->pid);
 		}
+		return 0;
+	}
+	if (!strcmp(argv[0], "ask-in-callback")) {
+		if (!argv[1] || kstrtoul(argv[1], 16, &mask))
+			return -EINVAL;
+		WRITE_ONCE(callback_mask, mask);
 		return 0;
 	}
 	if (!strcmp(argv[0], "clear")) {

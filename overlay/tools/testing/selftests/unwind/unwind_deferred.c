@@ -365,6 +365,36 @@ TEST_F(unwind, nmi_request_gets_own_stack)
 	EXPECT_LT(before, counter("requests_nmi")) TH_LOG("no request was counted as NMI");
 }
 
+/*
+ * A request that comes after its callback ran in this entry context (here:
+ * from the callback itself; in perf: a sample taken in the callbacks or
+ * later on the way out) cannot be served: -EALREADY, no cookie, and no
+ * second callback.  Before, it got 1 and a cookie whose callback had passed.
+ */
+TEST_F(unwind, request_after_its_callback_gets_ealready)
+{
+	long long before = counter("already_run");
+	struct results *r = self->res;
+
+	ASSERT_LE(0, before) TH_LOG("no %s", COUNTERS_PATH);
+	chain_write(self->c, self->fd, "ask-in-callback 0x1; request task 0x1", 4, NULL);
+	ASSERT_LT(0, self->c->ret) TH_LOG("write: %s", strerror(-self->c->ret));
+	ASSERT_EQ(0, read_results(self->fd, r));
+
+	ASSERT_EQ(2, r->nreq) TH_LOG("expected the request and one from the callback, got %d",
+				     r->nreq);
+	EXPECT_STREQ("task", r->req[0].at);
+	EXPECT_EQ(0, r->req[0].ret) TH_LOG("the first request returned %d", r->req[0].ret);
+	EXPECT_STREQ("callback", r->req[1].at);
+	EXPECT_EQ(-EALREADY, r->req[1].ret) {
+		TH_LOG("a request after its callback returned %d, not -EALREADY",
+		       r->req[1].ret);
+	}
+	EXPECT_EQ(0, r->req[1].cookie) TH_LOG("a request that gets no callback got a cookie");
+	EXPECT_EQ(1, r->ncb) TH_LOG("%d callbacks for one entry", r->ncb);
+	EXPECT_LT(before, counter("already_run")) TH_LOG("already_run did not count it");
+}
+
 TEST_F(unwind, same_entry_same_cookie_next_entry_new_cookie)
 {
 	struct results *r = self->res;

@@ -1,0 +1,476 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""End-to-end tests of our perf with deferred user callchains (TAP).
+
+    perf_e2e.py            the guest tests: record the deep_syscalls workload
+                           with --call-graph fp,defer and check what perf
+                           script, report and inject make of it
+    perf_e2e.py fallback   on a kernel without deferral (the host): perf says
+                           so once and records classic callchains
+
+Each test prints "ok N name" or "not ok N name" with '#' lines saying what
+was wrong.  Paths come from the repository layout: build/perf/perf (ours),
+build/perf-base/perf (base 6.12, unpatched), build/perf-tests/deep_syscalls.
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+PERF = os.path.join(ROOT, 'build', 'perf', 'perf')
+BASE_PERF = os.path.join(ROOT, 'build', 'perf-base', 'perf')
+WORKLOAD = os.path.join(ROOT, 'build', 'perf-tests', 'deep_syscalls')
+
+DEPTH = 12
+
+
+def user_chain(depth):
+    """The workload's user frames, from the one that made the call outwards."""
+    return ['read_block'] + ['descend'] * depth + ['handle_request', 'serve', 'main']
+
+
+USER_CHAIN = user_chain(DEPTH)
+KERNEL_MIN = 0xffff800000000000
+ENTRY = 'entry_SYSCALL_64_after_hwframe'
+MISSING = 'no deferred user callchain came for cookie'
+DEFERRED = 'user callchain deferred, cookie'
+
+
+class Failed(Exception):
+    """A check failed; the message says what was wrong."""
+
+
+class Skipped(Exception):
+    """The test cannot run here; the message says why."""
+
+
+def run(cmd, check=True, env=None, timeout=240):
+    """Run @cmd (a list); return (stdout, stderr).  Fail on a bad exit."""
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, errors='replace', env=env, timeout=timeout)
+    if check and p.returncode != 0:
+        raise Failed('%s exited %d: %s' % (' '.join(cmd[:4]), p.returncode,
+                                           p.stderr.strip()[-600:]))
+    return p.stdout, p.stderr
+
+
+def record(data, callgraph, events, workload_args, extra=('-q',)):
+    """perf record the workload; return perf's stderr."""
+    cmd = [PERF, 'record', '-o', data, '--call-graph', callgraph]
+    for e in events:
+        cmd += ['-e', e]
+    cmd += list(extra) + ['--', WORKLOAD] + workload_args
+    return run(cmd)[1]
+
+
+def parse_script(text):
+    """Samples and records of 'perf script -F comm,tid,time,event,ip,sym'.
+
+    Each is a dict: head (first line), frames [(addr, sym)], notes (other
+    indented lines), and for records the cookie.
+    """
+    items, cur = [], None
+    for line in text.splitlines():
+        if not line.strip():
+            cur = None
+            continue
+        if not line.startswith('\t'):
+            cur = {'head': line, 'frames': [], 'notes': []}
+            m = re.search(r'DEFERRED CALLCHAIN cookie (0x[0-9a-f]+) nr (\d+)', line)
+            if m:
+                cur['record'] = int(m.group(1), 16)
+                cur['nr'] = int(m.group(2))
+            items.append(cur)
+            continue
+        if cur is None:
+            continue
+        m = re.match(r'\t\s*([0-9a-f]+) (\S+)', line)
+        if m:
+            cur['frames'].append((int(m.group(1), 16), m.group(2)))
+        else:
+            cur['notes'].append(line.strip())
+    for it in items:
+        for n in it['notes']:
+            m = re.search(r'(?:%s|%s) (0x[0-9a-f]+)' % (MISSING, DEFERRED), n)
+            if m:
+                it['cookie'] = int(m.group(1), 16)
+                it['missing'] = n.startswith('(' + MISSING)
+    return items
+
+
+def script(data, *args, perf=PERF, env=None):
+    out, err = run([perf, 'script', '-i', data, '-F', 'comm,tid,time,event,ip,sym']
+                   + list(args), env=env)
+    return parse_script(out), err
+
+
+def stats(data, perf=PERF):
+    """Record counts from 'perf report --stats' (the aggregated table)."""
+    out = run([perf, 'report', '--stats', '-i', data])[0]
+    counts = {}
+    for line in out.split('Aggregated stats:')[-1].splitlines():
+        m = re.match(r'\s*(\S+) events:\s+(\d+)', line)
+        if m and m.group(1) not in counts:
+            counts[m.group(1)] = int(m.group(2))
+    return counts
+
+
+def user_part(frames):
+    """The symbols after the last kernel frame."""
+    last = max((i for i, (a, _) in enumerate(frames) if a >= KERNEL_MIN), default=-1)
+    return [s for _, s in frames[last + 1:]], [s for a, s in frames if a >= KERNEL_MIN]
+
+
+def read_samples(items):
+    """Samples in the workload's read(2): ksys_read under read_block."""
+    return [it for it in items if 'record' not in it and
+            'ksys_read' in user_part(it['frames'])[1] and
+            'read_block' in user_part(it['frames'])[0]]
+
+
+def check_chain(it, what, chain=USER_CHAIN, kernel_part=True):
+    """@it's chain is a kernel part from the syscall entry, then exactly @chain.
+
+    Syscall tracepoints sample the user registers: no kernel part
+    (@kernel_part False).
+    """
+    user, kernel = user_part(it['frames'])
+    if kernel_part and (not kernel or kernel[-1] != ENTRY):
+        raise Failed('%s: the kernel part does not end in %s: %s' % (what, ENTRY, kernel))
+    if user[:len(chain)] != chain:
+        raise Failed('%s: after the kernel frames come %s, expected %s' %
+                     (what, user[:len(chain) + 1], chain))
+
+
+class Tests:
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.data = os.path.join(tmp, 'defer.data')
+        self.classic = os.path.join(tmp, 'classic.data')
+        self.recorded = False
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def deferred_file(self):
+        """cpu-clock samples of long reads: several samples per kernel entry."""
+        if not self.recorded:
+            args = ['-d', str(DEPTH), '-n', '300', '-b', '262144']
+            record(self.data, 'fp,defer', ['cpu-clock'], args, ['-q', '-c', '50000'])
+            record(self.classic, 'fp', ['cpu-clock'], args, ['-q', '-c', '50000'])
+            self.recorded = True
+        return self.data
+
+    def test_record_sets_defer_bits_only_when_asked(self):
+        for cg, want in (('fp,defer', True), ('fp', False)):
+            data = self.path('attr-%s.data' % cg.replace(',', '-'))
+            record(data, cg, ['cpu-clock'], ['-n', '1'])
+            attrs = run([PERF, 'evlist', '-v', '-i', data])[0]
+            has = 'defer_callchain: 1' in attrs and 'defer_output: 1' in attrs
+            if has != want:
+                raise Failed('--call-graph %s: defer_callchain/defer_output %s in %s' %
+                             (cg, 'missing' if want else 'set', attrs.strip()))
+        out = run([PERF, 'record', '-o', self.path('bad.data'), '--call-graph',
+                   'fp,sideways', '--', WORKLOAD, '-n', '1'], check=False)[1]
+        if "fp takes a stack depth or 'defer'" not in out:
+            raise Failed('--call-graph fp,sideways was not refused clearly: %s' % out[-300:])
+
+    def test_merged_chains_put_user_frames_under_kernel_frames(self):
+        items, err = script(self.deferred_file())
+        reads = read_samples(items)
+        if len(reads) < 10:
+            raise Failed('only %d samples in read(2); expected at least 10' % len(reads))
+        for it in reads:
+            check_chain(it, it['head'])
+        missing = [it for it in items if it.get('missing')]
+        if missing or 'samples got no deferred' in err:
+            raise Failed('%d samples of a workload that exited got no user part: %s' %
+                         (len(missing), err.strip()[-300:]))
+        if any('record' in it for it in items):
+            raise Failed('merged output shows DEFERRED CALLCHAIN records')
+        st = stats(self.data)
+        print('# %d samples, %d PERF_RECORD_CALLCHAIN_DEFERRED (%.2f samples per record), '
+              '%d samples in read(2) checked' %
+              (st.get('SAMPLE', 0), st.get('CALLCHAIN_DEFERRED', 0),
+               st.get('SAMPLE', 0) / max(1, st.get('CALLCHAIN_DEFERRED', 0)), len(reads)))
+        if st.get('CALLCHAIN_DEFERRED', 0) >= st.get('SAMPLE', 0):
+            raise Failed('no kernel entry shared its record between samples')
+
+    def test_no_merge_shows_records_with_the_samples_cookies(self):
+        items, _ = script(self.deferred_file(), '--no-merge-callchains')
+        samples = [it for it in items if 'record' not in it]
+        records = {}
+        for it in items:
+            if 'record' in it:
+                records.setdefault(it['record'], []).append(it)
+        if not records:
+            raise Failed('no DEFERRED CALLCHAIN line')
+        # A sample taken after the entry's record was written (in the
+        # callbacks or later on the way out) falls back to a classic walk.
+        classic = [it for it in samples if 'cookie' not in it]
+        bad = [it['head'] for it in classic if not user_part(it['frames'])[0]]
+        if bad:
+            raise Failed('%d samples have neither a cookie nor user frames, e.g. %s' %
+                         (len(bad), bad[0]))
+        samples = [it for it in samples if 'cookie' in it]
+        for it in samples:
+            recs = records.get(it['cookie'])
+            if not recs:
+                raise Failed('no record has cookie %#x of %s' % (it['cookie'], it['head']))
+            tid = it['head'].split()[1]
+            if recs[0]['head'].split()[1] != tid:
+                raise Failed('cookie %#x: sample of tid %s, record of %s' %
+                             (it['cookie'], tid, recs[0]['head']))
+            if any(a >= KERNEL_MIN for a, _ in recs[0]['frames']):
+                raise Failed('record %#x holds kernel addresses' % it['cookie'])
+        asked = {it['cookie'] for it in samples}
+        unasked = set(records) - asked
+        if unasked:
+            raise Failed('records nobody asked for: %s' % sorted(unasked)[:5])
+        for it in samples:
+            if user_part(it['frames'])[0]:
+                raise Failed('a sample with a cookie has user frames: %s' % it['head'])
+        # The records of the workload's read(2) calls hold its chain.
+        in_read = {it['cookie'] for it in samples if 'ksys_read' in user_part(it['frames'])[1]}
+        reads = [records[c][0] for c in in_read
+                 if 'read_block' in [s for _, s in records[c][0]['frames']]]
+        if len(reads) < 10:
+            raise Failed('only %d records of read(2) hold read_block' % len(reads))
+        for rec in reads:
+            syms = [s for _, s in rec['frames']]
+            if syms[:len(USER_CHAIN)] != USER_CHAIN:
+                raise Failed('record %#x holds %s' % (rec['record'], syms))
+        print('# %d deferred samples, %d records, every cookie matched; %d samples taken '
+              'after their entry\'s record have classic chains' %
+              (len(samples), len(records), len(classic)))
+
+    def test_report_stdio_shows_the_stitched_chain(self):
+        out = run([PERF, 'report', '--stdio', '--no-children', '-G', '-g', 'folded',
+                   '--percent-limit', '0', '-i', self.deferred_file()])[0]
+        want = ';'.join(list(reversed(USER_CHAIN)) + [ENTRY]) + ';'
+        lines = [ln for ln in out.splitlines() if want in ln]
+        if not lines:
+            raise Failed('no folded chain "...%s..." in perf report --stdio' % want[-120:])
+        if not any('ksys_read' in ln.split(want)[1] for ln in lines):
+            raise Failed('the stitched chains do not continue into ksys_read')
+        print('# %d folded chains hold main..read_block;%s' % (len(lines), ENTRY))
+
+    def test_inject_passes_records_through(self):
+        out = self.path('passed.data')
+        run([PERF, 'inject', '-i', self.deferred_file(), '-o', out])
+        a, b = stats(self.data), stats(out)
+        for kind in ('SAMPLE', 'CALLCHAIN_DEFERRED'):
+            if a.get(kind) != b.get(kind):
+                raise Failed('%s: %s in, %s out' % (kind, a.get(kind), b.get(kind)))
+        if script(self.data)[0] != script(out)[0]:
+            raise Failed('perf script shows the injected file differently')
+
+    def test_inject_merge_output_reads_in_unpatched_perf(self):
+        if not os.access(BASE_PERF, os.X_OK):
+            raise Failed('no unpatched perf at %s (harness/perf builds it)' % BASE_PERF)
+        out = self.path('merged.data')
+        run([PERF, 'inject', '--merge-callchains', '-i', self.deferred_file(), '-o', out])
+        st = stats(out)
+        if st.get('CALLCHAIN_DEFERRED'):
+            raise Failed('the merged file still has %d records' % st['CALLCHAIN_DEFERRED'])
+        if st.get('SAMPLE') != stats(self.data).get('SAMPLE'):
+            raise Failed('inject changed the number of samples')
+        if 'defer_' in run([PERF, 'evlist', '-v', '-i', out])[0]:
+            raise Failed('the merged file still asks for deferral')
+        items, err = script(out, perf=BASE_PERF)
+        reads = read_samples(items)
+        if len(reads) < 10:
+            raise Failed('unpatched perf shows %d read(2) samples: %s' % (len(reads), err[-300:]))
+        for it in reads:
+            check_chain(it, 'unpatched perf: ' + it['head'])
+        raw = run([BASE_PERF, 'script', '-i', self.data, '-F', 'comm,tid,ip,sym'],
+                  check=False)[0]
+        print('# unpatched perf reads %d read(2) samples with whole chains from the merged '
+              'file; on the raw file it shows read_block %d times' %
+              (len(reads), raw.count('read_block')))
+
+    def test_missing_record_sample_keeps_its_kernel_part(self):
+        data, go = self.path('missing.data'), self.path('go')
+        # Once perf is attached, the workload reads, then blocks in pause(2)
+        # until killed: its last sample is taken in the kernel, and the task
+        # is still there when the recording stops.
+        wl = subprocess.Popen([WORKLOAD, '-d', str(DEPTH), '-n', '50', '-b', '4096',
+                               '-g', go, '-p'])
+        rec = subprocess.Popen([PERF, 'record', '-q', '-o', data, '--call-graph', 'fp,defer',
+                                '-e', 'syscalls:sys_enter_read', '-e',
+                                'syscalls:sys_enter_pause', '-p', str(wl.pid), '--',
+                                'sleep', '6'], stderr=subprocess.PIPE, text=True)
+        try:
+            for _ in range(400):
+                if os.path.exists(data) and os.path.getsize(data) > 0:
+                    break
+                time.sleep(0.01)
+            time.sleep(1)
+            open(go, 'w').close()
+            _, err = rec.communicate(timeout=60)
+            if rec.returncode:
+                raise Failed('perf record -p exited %d: %s' % (rec.returncode, err[-300:]))
+        finally:
+            wl.kill()
+            wl.wait()
+            if rec.poll() is None:
+                rec.kill()
+        items, err = script(data)
+        pause = [it for it in items if 'sys_enter_pause' in it['head']]
+        if len(pause) != 1:
+            raise Failed('expected one sys_enter_pause sample, got %d' % len(pause))
+        if not pause[0].get('missing'):
+            raise Failed('the pause(2) sample does not say its user part never came: %s' %
+                         pause[0]['notes'])
+        if user_part(pause[0]['frames'])[0]:
+            raise Failed('the pause(2) sample has user frames it cannot have')
+        reads = [it for it in items if 'sys_enter_read' in it['head'] and
+                 'deep_syscalls' in it['head']]
+        if len(reads) < 50:
+            raise Failed('only %d read samples of the workload' % len(reads))
+        for it in reads[-50:]:
+            if it.get('missing') or [s for _, s in it['frames']][:len(USER_CHAIN)] != USER_CHAIN:
+                raise Failed('a read(2) sample lost its user part: %s' % it['frames'][:3])
+        m = re.search(r'(\d+) of (\d+) samples got no deferred user callchain', err)
+        if not m or m.group(1) != '1':
+            raise Failed('perf did not say that 1 sample got no user part: %s' % err.strip())
+        print('# perf said: %s' % m.group(0))
+
+    def test_lost_records_do_not_lose_samples(self):
+        data = self.path('lost.data')
+        p = subprocess.Popen([PERF, 'record', '-q', '-m', '2', '-o', data,
+                              '--call-graph', 'fp,defer', '-e', 'syscalls:sys_enter_read',
+                              '-e', 'syscalls:sys_exit_read', '--', WORKLOAD,
+                              '-d', '64', '-n', '20000', '-b', '1'],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # Stop the reader so that the small buffer overflows.
+        time.sleep(0.5)
+        p.send_signal(signal.SIGSTOP)
+        time.sleep(2)
+        p.send_signal(signal.SIGCONT)
+        _, err = p.communicate(timeout=240)
+        if p.returncode:
+            raise Failed('perf record exited %d: %s' % (p.returncode, err[-300:]))
+        st = stats(data)
+        if not st.get('LOST'):
+            raise Skipped('no ring-buffer loss this time (%s)' % st)
+        items, err = script(data)
+        samples = [it for it in items if 'record' not in it]
+        if len(samples) != st.get('SAMPLE'):
+            raise Failed('perf script delivered %d of %d samples' %
+                         (len(samples), st.get('SAMPLE')))
+        missing = [it for it in samples if it.get('missing')]
+        m = re.search(r'(\d+) of (\d+) samples got no deferred user callchain', err)
+        if missing and (not m or int(m.group(1)) != len(missing)):
+            raise Failed('%d samples without a user part, perf said: %s' %
+                         (len(missing), err.strip()[-300:]))
+        merged = [it for it in samples if not it.get('missing')]
+        for it in merged:
+            if 'serve' in [s for _, s in it['frames']]:
+                check_chain(it, it['head'], user_chain(64), kernel_part=False)
+        print('# %d LOST records; %d samples: %d merged, %d without a user part' %
+              (st['LOST'], len(samples), len(merged), len(missing)))
+
+    def test_held_samples_are_bounded(self):
+        cfg = self.path('perfconfig')
+        with open(cfg, 'w') as f:
+            f.write('[call-graph]\n\tdefer-hold-size = 1\n')
+        env = dict(os.environ, PERF_CONFIG=cfg)
+        raw, _ = script(self.deferred_file(), '--no-merge-callchains')
+        deferred = len([it for it in raw if 'record' not in it and 'cookie' in it])
+        items, err = script(self.data, env=env)
+        samples = [it for it in items if 'record' not in it]
+        if len(samples) != stats(self.data).get('SAMPLE'):
+            raise Failed('with a 1-byte bound, %d samples came out of %d' %
+                         (len(samples), stats(self.data).get('SAMPLE')))
+        missing = len([it for it in samples if it.get('missing')])
+        if missing != deferred:
+            raise Failed('with a 1-byte bound %d of %d deferred samples were merged' %
+                         (deferred - missing, deferred))
+        if 'defer-hold-size' not in err:
+            raise Failed('perf did not say why samples lost their user part: %s' % err[-300:])
+
+    def test_perf_data_sizes(self):
+        """Not a size assertion: the bytes each mode wrote, for the record."""
+        self.deferred_file()
+        d, c = os.path.getsize(self.data), os.path.getsize(self.classic)
+        sd, sc = stats(self.data).get('SAMPLE', 0), stats(self.classic).get('SAMPLE', 0)
+        print('# perf.data: classic %d bytes for %d samples (%.0f B/sample), '
+              'deferred %d bytes for %d samples (%.0f B/sample)' %
+              (c, sc, c / max(1, sc), d, sd, d / max(1, sd)))
+        if not sd or not sc:
+            raise Failed('a recording has no samples')
+
+
+def fallback():
+    """On a kernel without deferral: one message, classic callchains."""
+    print('1..1')
+    name = 'fallback_without_kernel_support_records_classic_chains'
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, 'f.data')
+        try:
+            err = record(data, 'fp,defer', ['cpu-clock', 'task-clock'],
+                         ['-d', str(DEPTH), '-n', '2000'], extra=())
+            attrs = run([PERF, 'evlist', '-v', '-i', data])[0]
+            if 'cannot defer user callchains' not in err:
+                if 'defer_callchain: 1' in attrs:
+                    raise Skipped('this kernel defers user callchains')
+                raise Failed('no message about the missing feature: %s' % err.strip())
+            if err.count('cannot defer user callchains') != 1:
+                raise Failed('the message came %d times' % err.count('cannot defer'))
+            if 'defer_' in attrs:
+                raise Failed('the file still asks for deferral: %s' % attrs)
+            items, _ = script(data)
+            chains = [it for it in items if 'read_block' in [s for _, s in it['frames']]]
+            if not chains:
+                raise Failed('no classic user chain reaches read_block')
+            print('ok 1 %s' % name)
+        except Skipped as e:
+            print('ok 1 %s # SKIP %s' % (name, e))
+        except (Failed, subprocess.TimeoutExpired) as e:
+            print('# %s' % e)
+            print('not ok 1 %s' % name)
+            return 1
+    return 0
+
+
+def main():
+    if sys.argv[1:] == ['fallback']:
+        return fallback()
+    if sys.argv[1:]:
+        print('usage: perf_e2e.py [fallback]', file=sys.stderr)
+        return 2
+    for f in (PERF, WORKLOAD):
+        if not os.access(f, os.X_OK):
+            print('1..0 # SKIP %s is not built (harness/perf)' % f)
+            return 0
+    with open('/proc/sys/kernel/kptr_restrict', 'w') as f:
+        f.write('0\n')
+    names = [n for n in dir(Tests) if n.startswith('test_')]
+    names.sort(key=lambda n: Tests.__dict__[n].__code__.co_firstlineno)
+    print('1..%d' % len(names))
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Tests(tmp)
+        for i, n in enumerate(names, 1):
+            name = n[len('test_'):]
+            try:
+                getattr(t, n)()
+                print('ok %d %s' % (i, name))
+            except Skipped as e:
+                print('ok %d %s # SKIP %s' % (i, name, e))
+            except (Failed, subprocess.TimeoutExpired) as e:
+                for line in str(e).splitlines():
+                    print('# %s' % line)
+                print('not ok %d %s' % (i, name))
+                failed += 1
+            sys.stdout.flush()
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
