@@ -250,8 +250,8 @@ int deferred_callchains__hold(struct evlist *evlist, const struct perf_tool *too
 }
 
 /* The group waiting for @cookie, for a record that has no tid. */
-static struct deferred_group *deferred_group__find_cookie(struct deferred_callchains *dc,
-							   u64 cookie)
+static struct deferred_group *
+deferred_group__find_cookie(struct deferred_callchains *dc, u64 cookie)
 {
 	struct deferred_group *group;
 
