@@ -259,6 +259,21 @@ class Tests:
             raise Failed('the stitched chains do not continue into ksys_read')
         print('# %d folded chains hold main..read_block;%s' % (len(lines), ENTRY))
 
+    def test_report_dump_shows_records_and_cookies(self):
+        out = run([PERF, 'report', '-D', '-i', self.deferred_file()])[0]
+        recs = re.findall(r'PERF_RECORD_CALLCHAIN_DEFERRED: (\d+)/(\d+): cookie (0x[0-9a-f]+)', out)
+        asked = set(re.findall(r'\.\.\. user part deferred: cookie (0x[0-9a-f]+)', out))
+        if not recs:
+            raise Failed('perf report -D shows no PERF_RECORD_CALLCHAIN_DEFERRED with a cookie')
+        if not asked:
+            raise Failed('perf report -D shows no sample with a deferred cookie')
+        if not asked <= {c for _, _, c in recs}:
+            raise Failed('sample cookies without a record in the dump: %s' %
+                         sorted(asked - {c for _, _, c in recs})[:5])
+        if 'defer_callchain' not in run([PERF, 'report', '--header-only', '-I', '-i',
+                                         self.data])[0] + run([PERF, 'evlist', '-v', '-i', self.data])[0]:
+            raise Failed('the attributes do not show defer_callchain')
+
     def test_inject_passes_records_through(self):
         out = self.path('passed.data')
         run([PERF, 'inject', '-i', self.deferred_file(), '-o', out])
