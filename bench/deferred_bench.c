@@ -37,6 +37,7 @@
 
 static int smoke;		/* --smoke: a few iterations, to keep it alive */
 static long tp_getppid;
+static int no_callchain_parts;	/* callchain asked for, both parts excluded */
 
 static void die(const char *what)
 {
@@ -129,6 +130,8 @@ static void events_open_on(struct events *ev, enum mode mode, int k,
 		attr.sample_id_all = 1;
 		attr.disabled = 1;
 		attr.inherit = inherit;
+		attr.exclude_callchain_user = no_callchain_parts;
+		attr.exclude_callchain_kernel = no_callchain_parts;
 		attr.defer_callchain = mode == DEFERRED;
 		/* One receiver, like perf's tracking event. */
 		attr.defer_output = mode == DEFERRED && i == 0;
@@ -366,6 +369,180 @@ static void bench_cost(void)
 		emit("cost", name, "classic", "slowdown_pct", 100 * (med[CLASSIC] / med[NONE] - 1));
 		emit("cost", name, "deferred", "slowdown_pct", 100 * (med[DEFERRED] / med[NONE] - 1));
 	}
+}
+
+/*
+ * Time inside the kernel, from kprobes: perf_callchain() (the callchain part
+ * of the overflow path), perf_event_output_forward() (the whole overflow
+ * output) and unwind_deferred_task_work() (the deferred walk and records,
+ * once per entry).  Each duration is a return time minus an entry time in
+ * the trace; the probes' own cost is measured with an event whose callchain
+ * has both parts excluded (perf_callchain() returns at once) and taken off.
+ */
+#define TRACEFS		"/sys/kernel/tracing/"
+#define KPROBE_GROUP	"unwind_bench"
+
+enum probe { CC, OUT, TW, NR_PROBES };
+static const char * const probe_fn[NR_PROBES] = {
+	"perf_callchain", "perf_event_output_forward", "unwind_deferred_task_work",
+};
+
+static int tracefs_write(const char *file, const char *val, int append)
+{
+	char path[256];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), TRACEFS "%s", file);
+	fd = open(path, O_WRONLY | (append ? O_APPEND : O_TRUNC));
+	if (fd < 0)
+		return -1;
+	ret = write(fd, val, strlen(val)) == (ssize_t)strlen(val) ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+static int probes_setup(void)
+{
+	char def[128], pid[32];
+	int p;
+
+	tracefs_write("events/" KPROBE_GROUP "/enable", "0", 0);
+	if (tracefs_write("kprobe_events", "", 0))
+		return -1;
+	for (p = 0; p < NR_PROBES; p++) {
+		snprintf(def, sizeof(def), "p:" KPROBE_GROUP "/in%d %s\n", p, probe_fn[p]);
+		if (tracefs_write("kprobe_events", def, 1))
+			return -1;
+		snprintf(def, sizeof(def), "r:" KPROBE_GROUP "/out%d %s\n", p, probe_fn[p]);
+		if (tracefs_write("kprobe_events", def, 1))
+			return -1;
+	}
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (tracefs_write("set_event_pid", pid, 0) ||
+	    tracefs_write("buffer_size_kb", "8192", 0) ||
+	    tracefs_write("events/" KPROBE_GROUP "/enable", "1", 0))
+		return -1;
+	return 0;
+}
+
+static void probes_teardown(void)
+{
+	tracefs_write("events/" KPROBE_GROUP "/enable", "0", 0);
+	tracefs_write("kprobe_events", "", 0);
+	tracefs_write("set_event_pid", "", 0);
+	tracefs_write("buffer_size_kb", "1408", 0);
+}
+
+/* Sum and count the durations of each probed function in the trace. */
+static void probes_collect(double sum_ns[NR_PROBES], long calls[NR_PROBES])
+{
+	double start[NR_PROBES] = { 0 };
+	char line[512], tag[16];
+	FILE *f = fopen(TRACEFS "trace", "r");
+	int p;
+
+	memset(calls, 0, NR_PROBES * sizeof(calls[0]));
+	memset(sum_ns, 0, NR_PROBES * sizeof(sum_ns[0]));
+	if (!f)
+		die(TRACEFS "trace");
+	while (fgets(line, sizeof(line), f)) {
+		char *at, *ts;
+
+		if (line[0] == '#')
+			continue;
+		for (p = 0; p < NR_PROBES; p++) {
+			snprintf(tag, sizeof(tag), ": in%d:", p);
+			at = strstr(line, tag);
+			if (!at) {
+				snprintf(tag, sizeof(tag), ": out%d:", p);
+				at = strstr(line, tag);
+			}
+			if (at)
+				break;
+		}
+		if (!at)
+			continue;
+		*at = '\0';
+		ts = strrchr(line, ' ');
+		if (!ts)
+			continue;
+		if (tag[2] == 'i') {
+			start[p] = atof(ts) * 1e9;
+		} else if (start[p]) {
+			sum_ns[p] += atof(ts) * 1e9 - start[p];
+			calls[p]++;
+			start[p] = 0;
+		}
+	}
+	fclose(f);
+}
+
+static void bench_overflow(void)
+{
+	static const struct { int depth, k; } cases[] = {
+		{ 8, 1 }, { 32, 1 }, { 128, 1 }, { 128, 4 },
+	};
+	int iters = smoke ? 20 : 500;
+	double sum[3][NR_PROBES], base[NR_PROBES];
+	long calls[3][NR_PROBES];
+	struct events ev;
+	cpu_set_t one;
+	int di, m, p;
+	char name[32];
+	struct tally t;
+
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		die("sched_setaffinity");
+	if (probes_setup()) {
+		probes_teardown();
+		die("kprobe events in " TRACEFS);
+	}
+	for (di = 0; di < (int)(sizeof(cases) / sizeof(cases[0])); di++) {
+		snprintf(name, sizeof(name), "depth=%d,k=%d", cases[di].depth,
+			 cases[di].k);
+		/* m == NONE: callchain asked for, both parts excluded */
+		for (m = NONE; m <= DEFERRED; m++) {
+			no_callchain_parts = m == NONE;
+			events_open(&ev, m == NONE ? CLASSIC : m, cases[di].k, 1024);
+			no_callchain_parts = 0;
+			tracefs_write("trace", "", 0);
+			tracefs_write("tracing_on", "1", 0);
+			events_enable(&ev, 1);
+			run_loop(cases[di].depth, iters);
+			events_enable(&ev, 0);
+			tracefs_write("tracing_on", "0", 0);
+			tally(&ev, &t);
+			events_close(&ev);
+			probes_collect(sum[m], calls[m]);
+		}
+		for (p = 0; p < NR_PROBES; p++)
+			base[p] = calls[NONE][p] ? sum[NONE][p] / calls[NONE][p] : 0;
+		for (m = CLASSIC; m <= DEFERRED; m++) {
+			double cc, out, tw = 0;
+
+			if (!calls[m][CC] || !calls[m][OUT])
+				continue;
+			cc = sum[m][CC] / calls[m][CC] - base[CC];
+			out = sum[m][OUT] / calls[m][OUT] - base[OUT];
+			emit("overflow", name, mode_name[m], "callchain_ns", cc);
+			emit("overflow", name, mode_name[m], "overflow_ns", out);
+			if (m == DEFERRED && calls[m][TW]) {
+				/* one probe pair's cost, as measured on perf_callchain() */
+				tw = sum[m][TW] / calls[m][TW] - base[CC];
+				emit("overflow", name, mode_name[m], "task_work_ns_per_entry", tw);
+				tw = tw * calls[m][TW] / calls[m][OUT];
+			}
+			emit("overflow", name, mode_name[m], "total_ns_per_sample", out + tw);
+		}
+		emit("overflow", name, "none", "probe_pair_ns", base[CC]);
+	}
+	probes_teardown();
+	CPU_ZERO(&one);
+	for (p = 0; p < (int)sysconf(_SC_NPROCESSORS_ONLN) && p < CPU_SETSIZE; p++)
+		CPU_SET(p, &one);
+	sched_setaffinity(0, sizeof(one), &one);
 }
 
 /*
@@ -697,6 +874,7 @@ int main(int argc, char **argv)
 	} benches[] = {
 		{ "bytes", bench_bytes }, { "lost", bench_lost },
 		{ "cost", bench_cost }, { "irqcost", bench_irqcost },
+		{ "overflow", bench_overflow },
 		{ "complete", bench_complete },
 		{ "walk", bench_walk }, { "memory", bench_memory },
 	};
@@ -722,7 +900,7 @@ int main(int argc, char **argv)
 		ran++;
 	}
 	if (!ran) {
-		fprintf(stderr, "usage: deferred_bench [--smoke] [bytes|lost|cost|irqcost|complete|walk|memory]...\n");
+		fprintf(stderr, "usage: deferred_bench [--smoke] [bytes|lost|cost|irqcost|overflow|complete|walk|memory]...\n");
 		return 2;
 	}
 	return 0;
