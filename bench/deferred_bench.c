@@ -477,19 +477,54 @@ static void probes_collect(double sum_ns[NR_PROBES], long calls[NR_PROBES])
 	fclose(f);
 }
 
+#define OVERFLOW_ROUNDS	7
+
+/* Mean ns per call of each probed function in one traced run of @mode. */
+static void overflow_round(enum mode mode, int depth, int k, int iters,
+			   double mean[NR_PROBES], double *tw_per_out)
+{
+	double sum[NR_PROBES];
+	long calls[NR_PROBES];
+	struct events ev;
+	struct tally t;
+	int p;
+
+	/* NONE: callchain asked for with both parts excluded (probe cost) */
+	no_callchain_parts = mode == NONE;
+	events_open(&ev, mode == NONE ? CLASSIC : mode, k, 1024);
+	no_callchain_parts = 0;
+	events_enable(&ev, 1);
+	run_loop(depth, iters / 10);	/* warm caches, first allocations */
+	tracefs_write("trace", "", 0);
+	tracefs_write("tracing_on", "1", 0);
+	run_loop(depth, iters);
+	tracefs_write("tracing_on", "0", 0);
+	events_enable(&ev, 0);
+	tally(&ev, &t);
+	events_close(&ev);
+	probes_collect(sum, calls);
+	for (p = 0; p < NR_PROBES; p++)
+		mean[p] = calls[p] ? sum[p] / calls[p] : 0;
+	*tw_per_out = calls[OUT] ? (double)calls[TW] / calls[OUT] : 0;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(double), cmp_double);
+	return v[n / 2];
+}
+
 static void bench_overflow(void)
 {
 	static const struct { int depth, k; } cases[] = {
 		{ 8, 1 }, { 32, 1 }, { 128, 1 }, { 128, 4 },
 	};
-	int iters = smoke ? 20 : 500;
-	double sum[3][NR_PROBES], base[NR_PROBES];
-	long calls[3][NR_PROBES];
-	struct events ev;
+	int iters = smoke ? 20 : 1000, rounds = smoke ? 1 : OVERFLOW_ROUNDS;
+	double v[3][NR_PROBES][OVERFLOW_ROUNDS], ratio[OVERFLOW_ROUNDS];
+	double mean[NR_PROBES], med[3][NR_PROBES], per_out;
 	cpu_set_t one;
-	int di, m, p;
+	int di, m, p, r;
 	char name[32];
-	struct tally t;
 
 	CPU_ZERO(&one);
 	CPU_SET(0, &one);
@@ -502,41 +537,36 @@ static void bench_overflow(void)
 	for (di = 0; di < (int)(sizeof(cases) / sizeof(cases[0])); di++) {
 		snprintf(name, sizeof(name), "depth=%d,k=%d", cases[di].depth,
 			 cases[di].k);
-		/* m == NONE: callchain asked for, both parts excluded */
-		for (m = NONE; m <= DEFERRED; m++) {
-			no_callchain_parts = m == NONE;
-			events_open(&ev, m == NONE ? CLASSIC : m, cases[di].k, 1024);
-			no_callchain_parts = 0;
-			tracefs_write("trace", "", 0);
-			tracefs_write("tracing_on", "1", 0);
-			events_enable(&ev, 1);
-			run_loop(cases[di].depth, iters);
-			events_enable(&ev, 0);
-			tracefs_write("tracing_on", "0", 0);
-			tally(&ev, &t);
-			events_close(&ev);
-			probes_collect(sum[m], calls[m]);
+		for (r = 0; r < rounds; r++) {
+			for (m = NONE; m <= DEFERRED; m++) {
+				overflow_round(m, cases[di].depth, cases[di].k, iters,
+					       mean, &per_out);
+				for (p = 0; p < NR_PROBES; p++)
+					v[m][p][r] = mean[p];
+				if (m == DEFERRED)
+					ratio[r] = per_out;
+			}
 		}
-		for (p = 0; p < NR_PROBES; p++)
-			base[p] = calls[NONE][p] ? sum[NONE][p] / calls[NONE][p] : 0;
+		for (m = NONE; m <= DEFERRED; m++)
+			for (p = 0; p < NR_PROBES; p++)
+				med[m][p] = median(v[m][p], rounds);
+		per_out = median(ratio, rounds);
 		for (m = CLASSIC; m <= DEFERRED; m++) {
-			double cc, out, tw = 0;
+			double cc = med[m][CC] - med[NONE][CC];
+			double out = med[m][OUT] - med[NONE][OUT];
+			double tw = 0;
 
-			if (!calls[m][CC] || !calls[m][OUT])
-				continue;
-			cc = sum[m][CC] / calls[m][CC] - base[CC];
-			out = sum[m][OUT] / calls[m][OUT] - base[OUT];
 			emit("overflow", name, mode_name[m], "callchain_ns", cc);
 			emit("overflow", name, mode_name[m], "overflow_ns", out);
-			if (m == DEFERRED && calls[m][TW]) {
+			if (m == DEFERRED) {
 				/* one probe pair's cost, as measured on perf_callchain() */
-				tw = sum[m][TW] / calls[m][TW] - base[CC];
+				tw = med[m][TW] - med[NONE][CC];
 				emit("overflow", name, mode_name[m], "task_work_ns_per_entry", tw);
-				tw = tw * calls[m][TW] / calls[m][OUT];
+				tw *= per_out;
 			}
 			emit("overflow", name, mode_name[m], "total_ns_per_sample", out + tw);
 		}
-		emit("overflow", name, "none", "probe_pair_ns", base[CC]);
+		emit("overflow", name, "none", "probe_pair_ns", med[NONE][CC]);
 	}
 	probes_teardown();
 	CPU_ZERO(&one);

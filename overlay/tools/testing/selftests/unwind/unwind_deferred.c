@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -956,6 +957,106 @@ TEST_F(hostile, walk_ends_cleanly)
 			TH_LOG("counter %s grew by %lld", stops[i], after[i] - before[i]);
 		}
 	}
+}
+
+/*
+ * Frames that change under the walk: another thread keeps rewriting the
+ * frame chain (good links, loops, downward and misaligned links, ends)
+ * while this one asks for its stack again and again.  Every walk must end,
+ * each request must get one callback with at most max_entries entries, and
+ * every return address must be one the frames ever held.
+ */
+struct racing {
+	unsigned long *words;
+	int nr_frames;
+	volatile int stop;
+	long flips;
+};
+
+static void *racing_rewriter(void *arg)
+{
+	struct racing *rc = arg;
+	unsigned long *w = rc->words;
+	unsigned int x = 1;
+	int i;
+
+	while (!rc->stop) {
+		x = x * 1103515245 + 12345;
+		i = (x >> 8) % rc->nr_frames;
+		switch ((x >> 20) % 6) {
+		case 0:	/* link to the next frame */
+		case 1:
+			w[2 * i] = i + 1 < rc->nr_frames ? (unsigned long)&w[2 * i + 2] : 0;
+			break;
+		case 2:	/* to itself */
+			w[2 * i] = (unsigned long)&w[2 * i];
+			break;
+		case 3:	/* downward */
+			w[2 * i] = (unsigned long)&w[0] - 64;
+			break;
+		case 4:	/* misaligned */
+			w[2 * i] = (unsigned long)&w[2 * i + 2] + 1;
+			break;
+		case 5:	/* the end */
+			w[2 * i] = 0;
+			break;
+		}
+		rc->flips++;
+	}
+	return NULL;
+}
+
+TEST_F(unwind, frames_changing_under_the_walk_end_cleanly)
+{
+	const char *cmd = "request task 0x1";
+	long long max = counter("max_entries"), walks = counter("walks");
+	unsigned long words[2 * 600 + 2];
+	struct results *r = self->res;
+	int batch, round, i, j, rounds = 0;
+	struct racing rc = { .words = words, .nr_frames = 600 };
+	struct timespec t0, t1;
+	pthread_t thread;
+	double secs;
+	long ret;
+
+	ASSERT_LT(1, max) TH_LOG("no max_entries in %s", COUNTERS_PATH);
+	for (i = 0; i < rc.nr_frames; i++) {
+		words[2 * i] = i + 1 < rc.nr_frames ? (unsigned long)&words[2 * i + 2] : 0;
+		words[2 * i + 1] = FAKE_RA(i);
+	}
+	ASSERT_EQ(0, pthread_create(&thread, NULL, racing_rewriter, &rc));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (batch = 0; batch < 4; batch++) {
+		ASSERT_EQ(0, ctl(self->fd, "clear"));
+		for (round = 0; round < 50; round++, rounds++) {
+			ret = hostile_write(self->fd, cmd, strlen(cmd), (unsigned long)&words[0]);
+			ASSERT_EQ((long)strlen(cmd), ret) TH_LOG("write: %s", strerror(-ret));
+		}
+		ASSERT_EQ(0, read_results(self->fd, r));
+		ASSERT_EQ(50, r->ncb) TH_LOG("50 requests got %d callbacks", r->ncb);
+		for (i = 0; i < r->ncb; i++) {
+			const struct cb *b = &r->cb[i];
+
+			ASSERT_GE(max, b->nr) TH_LOG("a walk kept %u entries", b->nr);
+			ASSERT_LE(1, b->nr);
+			EXPECT_EQ((unsigned long long)asm_l1, b->ips[0]);
+			for (j = 1; j < (int)b->nr && j < MAX_IPS; j++) {
+				unsigned long long ra = b->ips[j];
+
+				ASSERT_TRUE(ra >= FAKE_RA(0) && ra < FAKE_RA(rc.nr_frames) &&
+					    !((ra - FAKE_RA(0)) % 16)) {
+					TH_LOG("entry %d is %#llx, which no frame ever held", j, ra);
+				}
+			}
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	rc.stop = 1;
+	pthread_join(thread, NULL);
+	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	EXPECT_EQ(rounds, counter("walks") - walks);
+	EXPECT_GT(30.0, secs) TH_LOG("%d walks took %.1f s", rounds, secs);
+	TH_LOG("%d walks in %.2f s while the frames changed %ld times", rounds, secs, rc.flips);
 }
 
 TEST_HARNESS_MAIN
