@@ -2,13 +2,16 @@
 # Deferred user-space stack unwinding for Linux 6.12: top-level commands.
 # Everything generated goes to build/ (ignored).
 
-.PHONY: demo check bench kernel tree tree-check export tree-reset selftests vm clean help
+.PHONY: demo check debug bench kernel tree tree-check export tree-reset selftests vm clean help
 
 demo:			## build, boot the guest, show the main job
 	harness/demo
 
 check:			## every test; last line "N passed, N failed, N skipped"
 	harness/check
+
+debug:			## the guest tests on a KASAN/KFENCE/UBSAN/kmemleak kernel
+	harness/debug
 
 bench:			## benchmarks, classic vs deferred: a table in build/bench/
 	harness/bench

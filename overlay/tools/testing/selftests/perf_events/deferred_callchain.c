@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
@@ -24,6 +25,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1216,6 +1218,247 @@ TEST_F(defer, fork_with_request_pending)
 {
 	pending_at(_metadata, &self->x, "syscalls/sys_enter_clone",
 		   __NR_clone, SIGCHLD, 0, 0);
+}
+
+/*
+ * Permissions: under perf_event_paranoid 2, 1, 0 and -1, an unprivileged
+ * task (uid and gid 65534) gets deferred records for itself and none for a
+ * root task running beside it; it cannot attach to that task, nor open a
+ * CPU-wide receiver unless the level allows CPU-wide events (0 and -1);
+ * exclude_user and exclude_callchain_user events get no records.
+ */
+#define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
+#define NOBODY		65534
+
+struct perms_result {
+	int self_err;		/* errno opening its own event, 0 when opened */
+	int self_deferred;	/* its samples that deferred */
+	int self_records;	/* records with its tid */
+	int foreign_records;	/* records with another tid */
+	int other_err;		/* errno opening an event on the root task */
+	int cpu_err;		/* errno opening a CPU-wide receiver */
+	int excl_user_err;	/* errno opening an exclude_user event */
+	int excl_user_records;
+	int excl_cc_err;	/* errno opening an exclude_callchain_user event */
+	int excl_cc_deferred;	/* its samples that deferred */
+	int excl_cc_records;
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int read_paranoid(void)
+{
+	FILE *f = fopen(PARANOID, "r");
+	int v = 99;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 99;
+		fclose(f);
+	}
+	return v;
+}
+
+static int write_paranoid(int v)
+{
+	FILE *f = fopen(PARANOID, "w");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%d\n", v) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* Sample a user-space spin with @attr on this task; count what comes back. */
+static int perms_sample(struct perf_event_attr *attr, int *deferred,
+			int *mine, int *foreign)
+{
+	struct recs *recs = calloc(1, sizeof(*recs));
+	struct rb rb = { 0 };
+	volatile unsigned long spin = 0;
+	struct deferred d;
+	struct sample s;
+	int fd, i, err;
+	double end;
+
+	fd = sys_perf_event_open(attr, 0, -1, -1, 0);
+	if (fd < 0 || !recs) {
+		err = errno;
+		free(recs);
+		return err ?: ENOMEM;
+	}
+	if (rb_map(&rb, fd)) {
+		err = errno;
+		close(fd);
+		free(recs);
+		return err;
+	}
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	end = now_ms() + 300;
+	while (now_ms() < end)
+		spin++;
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	rb_drain(&rb, recs);
+	for (i = 0; i < recs->n; i++) {
+		if (parse_sample(recs->r[i], &s) && sample_cookie(&s))
+			(*deferred)++;
+		if (parse_deferred(recs->r[i], &d) && d.has_id) {
+			if (d.tid == (__u32)gettid())
+				(*mine)++;
+			else
+				(*foreign)++;
+		}
+	}
+	recs_free(recs);
+	free(recs);
+	rb_unmap(&rb);
+	close(fd);
+	return 0;
+}
+
+static void perms_child(struct perms_result *res, pid_t root_task)
+{
+	struct perf_event_attr attr;
+	int fd, unused = 0;
+
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+		_exit(2);
+
+	/* What paranoid 2 allows: user space only, kernel callchains too. */
+	attr_init(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+	attr.sample_period = 100000;
+	attr.exclude_kernel = 1;
+	attr.exclude_callchain_kernel = 1;
+	res->self_err = perms_sample(&attr, &res->self_deferred,
+				     &res->self_records, &res->foreign_records);
+
+	fd = sys_perf_event_open(&attr, root_task, -1, -1, 0);
+	res->other_err = fd < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+
+	attr_init(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
+	attr.defer_callchain = 0;
+	attr.exclude_kernel = 1;
+	fd = sys_perf_event_open(&attr, -1, 0, -1, 0);
+	res->cpu_err = fd < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+
+	attr_init(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+	attr.sample_period = 100000;
+	attr.exclude_user = 1;
+	res->excl_user_err = perms_sample(&attr, &unused, &res->excl_user_records,
+					  &res->excl_user_records);
+
+	attr_init(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+	attr.sample_period = 100000;
+	attr.exclude_kernel = 1;
+	attr.exclude_callchain_kernel = 1;
+	attr.exclude_callchain_user = 1;
+	res->excl_cc_err = perms_sample(&attr, &res->excl_cc_deferred, &res->excl_cc_records,
+					&res->excl_cc_records);
+	_exit(0);
+}
+
+FIXTURE(perms) {
+	int saved;
+	pid_t root_task;
+	struct perms_result *res;
+};
+
+FIXTURE_VARIANT(perms) {
+	int paranoid;
+};
+
+FIXTURE_VARIANT_ADD(perms, paranoid_2) { 2 };
+FIXTURE_VARIANT_ADD(perms, paranoid_1) { 1 };
+FIXTURE_VARIANT_ADD(perms, paranoid_0) { 0 };
+FIXTURE_VARIANT_ADD(perms, paranoid_minus_1) { -1 };
+
+FIXTURE_SETUP(perms)
+{
+	self->root_task = -1;
+	self->res = MAP_FAILED;
+	self->saved = read_paranoid();
+	if (geteuid())
+		SKIP(return, "needs root, to set %s and become uid %d", PARANOID, NOBODY);
+	ASSERT_NE(99, self->saved) TH_LOG("cannot read %s", PARANOID);
+	ASSERT_EQ(0, write_paranoid(variant->paranoid));
+	self->res = mmap(NULL, sizeof(*self->res), PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->res);
+	memset(self->res, 0, sizeof(*self->res));
+	/* A root task busy in system calls next to the unprivileged one. */
+	self->root_task = fork();
+	ASSERT_LE(0, self->root_task);
+	if (!self->root_task) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			syscall(__NR_getppid);
+	}
+}
+
+FIXTURE_TEARDOWN(perms)
+{
+	if (self->root_task > 0) {
+		kill(self->root_task, SIGKILL);
+		waitpid(self->root_task, NULL, 0);
+	}
+	if (self->saved != 99 && !geteuid())
+		write_paranoid(self->saved);
+	if (self->res != MAP_FAILED)
+		munmap(self->res, sizeof(*self->res));
+}
+
+TEST_F(perms, unprivileged_gets_records_only_for_its_own_tasks)
+{
+	const struct perms_result *r = self->res;
+	int status;
+	pid_t child;
+
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child)
+		perms_child(self->res, self->root_task);
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) {
+		TH_LOG("the unprivileged child failed (status %#x)", status);
+	}
+
+	ASSERT_EQ(0, r->self_err) {
+		TH_LOG("paranoid %d: its own user-space event: %s", variant->paranoid,
+		       strerror(r->self_err));
+	}
+	EXPECT_LT(0, r->self_deferred) TH_LOG("none of its samples deferred");
+	EXPECT_LT(0, r->self_records) TH_LOG("no record for its own task");
+	EXPECT_EQ(0, r->foreign_records) {
+		TH_LOG("%d records of another task reached it", r->foreign_records);
+	}
+	EXPECT_NE(0, r->other_err) TH_LOG("it opened an event on a root task");
+	if (variant->paranoid >= 1)
+		EXPECT_NE(0, r->cpu_err) {
+			TH_LOG("paranoid %d let it open a CPU-wide receiver", variant->paranoid);
+		}
+	if (!r->excl_user_err)
+		EXPECT_EQ(0, r->excl_user_records) {
+			TH_LOG("an exclude_user event got %d records", r->excl_user_records);
+		}
+	ASSERT_EQ(0, r->excl_cc_err) TH_LOG("exclude_callchain_user event: %s",
+					    strerror(r->excl_cc_err));
+	EXPECT_EQ(0, r->excl_cc_deferred) {
+		TH_LOG("an exclude_callchain_user event deferred %d samples", r->excl_cc_deferred);
+	}
+	EXPECT_EQ(0, r->excl_cc_records) {
+		TH_LOG("an exclude_callchain_user event got %d records", r->excl_cc_records);
+	}
 }
 
 TEST_HARNESS_MAIN
