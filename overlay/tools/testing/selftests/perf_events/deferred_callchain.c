@@ -1282,7 +1282,6 @@ static int perms_sample(struct perf_event_attr *attr, int *deferred,
 {
 	struct recs *recs = calloc(1, sizeof(*recs));
 	struct rb rb = { 0 };
-	volatile unsigned long spin = 0;
 	struct deferred d;
 	struct sample s;
 	int fd, i, err;
@@ -1303,7 +1302,7 @@ static int perms_sample(struct perf_event_attr *attr, int *deferred,
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	end = now_ms() + 300;
 	while (now_ms() < end)
-		spin++;
+		asm volatile("" ::: "memory");	/* stay in user space */
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	rb_drain(&rb, recs);
 	for (i = 0; i < recs->n; i++) {

@@ -969,7 +969,7 @@ TEST_F(hostile, walk_ends_cleanly)
 struct racing {
 	unsigned long *words;
 	int nr_frames;
-	volatile int stop;
+	int stop;		/* read and written with __atomic builtins */
 	long flips;
 };
 
@@ -980,7 +980,7 @@ static void *racing_rewriter(void *arg)
 	unsigned int x = 1;
 	int i;
 
-	while (!rc->stop) {
+	while (!__atomic_load_n(&rc->stop, __ATOMIC_RELAXED)) {
 		x = x * 1103515245 + 12345;
 		i = (x >> 8) % rc->nr_frames;
 		switch ((x >> 20) % 6) {
@@ -1045,13 +1045,13 @@ TEST_F(unwind, frames_changing_under_the_walk_end_cleanly)
 
 				ASSERT_TRUE(ra >= FAKE_RA(0) && ra < FAKE_RA(rc.nr_frames) &&
 					    !((ra - FAKE_RA(0)) % 16)) {
-					TH_LOG("entry %d is %#llx, which no frame ever held", j, ra);
+					TH_LOG("entry %d is %#llx: no frame held it", j, ra);
 				}
 			}
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	rc.stop = 1;
+	__atomic_store_n(&rc.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(thread, NULL);
 	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	EXPECT_EQ(rounds, counter("walks") - walks);
