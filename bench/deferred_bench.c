@@ -477,7 +477,7 @@ static void probes_collect(double sum_ns[NR_PROBES], long calls[NR_PROBES])
 	fclose(f);
 }
 
-#define OVERFLOW_ROUNDS	7
+#define OVERFLOW_ROUNDS	11
 
 /* Mean ns per call of each probed function in one traced run of @mode. */
 static void overflow_round(enum mode mode, int depth, int k, int iters,
@@ -519,7 +519,7 @@ static void bench_overflow(void)
 	static const struct { int depth, k; } cases[] = {
 		{ 8, 1 }, { 32, 1 }, { 128, 1 }, { 128, 4 },
 	};
-	int iters = smoke ? 20 : 1000, rounds = smoke ? 1 : OVERFLOW_ROUNDS;
+	int iters = smoke ? 20 : 2000, rounds = smoke ? 1 : OVERFLOW_ROUNDS;
 	double v[3][NR_PROBES][OVERFLOW_ROUNDS], ratio[OVERFLOW_ROUNDS];
 	double mean[NR_PROBES], med[3][NR_PROBES], per_out;
 	cpu_set_t one;
