@@ -159,7 +159,7 @@ class Tests:
     def deferred_file(self):
         """cpu-clock samples of long reads: several samples per kernel entry."""
         if not self.recorded:
-            args = ['-d', str(DEPTH), '-n', '300', '-b', '262144']
+            args = ['-d', str(DEPTH), '-n', '150', '-b', '262144']
             record(self.data, 'fp,defer', ['cpu-clock'], args, ['-q', '-c', '50000'])
             record(self.classic, 'fp', ['cpu-clock'], args, ['-q', '-c', '50000'])
             self.recorded = True
@@ -360,12 +360,12 @@ class Tests:
         p = subprocess.Popen([PERF, 'record', '-q', '-m', '2', '-o', data,
                               '--call-graph', 'fp,defer', '-e', 'syscalls:sys_enter_read',
                               '-e', 'syscalls:sys_exit_read', '--', WORKLOAD,
-                              '-d', '64', '-n', '20000', '-b', '1'],
+                              '-d', '64', '-n', '12000', '-b', '1'],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # Stop the reader so that the small buffer overflows.
         time.sleep(0.5)
         p.send_signal(signal.SIGSTOP)
-        time.sleep(2)
+        time.sleep(1.5)
         p.send_signal(signal.SIGCONT)
         _, err = p.communicate(timeout=240)
         if p.returncode:
