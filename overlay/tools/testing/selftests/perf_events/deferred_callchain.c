@@ -797,17 +797,25 @@ static int write_sysctl(const char *path, int val)
 	return ret;
 }
 
-static int read_sysctl(const char *path)
+/* 0 with the value in *@val, or -1 when @path cannot be read. */
+static int sysctl_get(const char *path, int *val)
 {
 	FILE *f = fopen(path, "r");
-	int val = -1;
+	int ret = -1;
 
 	if (!f)
 		return -1;
-	if (fscanf(f, "%d", &val) != 1)
-		val = -1;
+	if (fscanf(f, "%d", val) == 1)
+		ret = 0;
 	fclose(f);
-	return val;
+	return ret;
+}
+
+static int read_sysctl(const char *path)
+{
+	int val;
+
+	return sysctl_get(path, &val) ? -1 : val;
 }
 
 #define MAX_STACK_SYSCTL "/proc/sys/kernel/perf_event_max_stack"
@@ -1252,30 +1260,6 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int read_paranoid(void)
-{
-	FILE *f = fopen(PARANOID, "r");
-	int v = 99;
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = 99;
-		fclose(f);
-	}
-	return v;
-}
-
-static int write_paranoid(int v)
-{
-	FILE *f = fopen(PARANOID, "w");
-	int ok;
-
-	if (!f)
-		return -1;
-	ok = fprintf(f, "%d\n", v) > 0;
-	return fclose(f) == 0 && ok ? 0 : -1;
-}
-
 /* Sample a user-space spin with @attr on this task; count what comes back. */
 static int perms_sample(struct perf_event_attr *attr, int *deferred,
 			int *mine, int *foreign)
@@ -1368,7 +1352,7 @@ static void perms_child(struct perms_result *res, pid_t root_task)
 }
 
 FIXTURE(perms) {
-	int saved;
+	int saved, saved_ok;
 	pid_t root_task;
 	struct perms_result *res;
 };
@@ -1386,11 +1370,11 @@ FIXTURE_SETUP(perms)
 {
 	self->root_task = -1;
 	self->res = MAP_FAILED;
-	self->saved = read_paranoid();
+	self->saved_ok = !sysctl_get(PARANOID, &self->saved);
 	if (geteuid())
 		SKIP(return, "needs root, to set %s and become uid %d", PARANOID, NOBODY);
-	ASSERT_NE(99, self->saved) TH_LOG("cannot read %s", PARANOID);
-	ASSERT_EQ(0, write_paranoid(variant->paranoid));
+	ASSERT_TRUE(self->saved_ok) TH_LOG("cannot read %s", PARANOID);
+	ASSERT_EQ(0, write_sysctl(PARANOID, variant->paranoid));
 	self->res = mmap(NULL, sizeof(*self->res), PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->res);
@@ -1411,8 +1395,8 @@ FIXTURE_TEARDOWN(perms)
 		kill(self->root_task, SIGKILL);
 		waitpid(self->root_task, NULL, 0);
 	}
-	if (self->saved != 99 && !geteuid())
-		write_paranoid(self->saved);
+	if (self->saved_ok && !geteuid())
+		write_sysctl(PARANOID, self->saved);
 	if (self->res != MAP_FAILED)
 		munmap(self->res, sizeof(*self->res));
 }
