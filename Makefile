@@ -2,7 +2,7 @@
 # Deferred user-space stack unwinding for Linux 6.12: top-level commands.
 # Everything generated goes to build/ (ignored).
 
-.PHONY: demo check debug bench kernel tree tree-check export tree-reset selftests vm clean help
+.PHONY: demo check debug stress bench kernel tree tree-check export tree-reset selftests vm clean help
 
 demo:			## build, boot the guest, show the main job
 	harness/demo
@@ -12,6 +12,9 @@ check:			## every test; last line "N passed, N failed, N skipped"
 
 debug:			## the guest tests on a KASAN/KFENCE/UBSAN/kmemleak kernel
 	harness/debug
+
+stress:			## long stress and fuzzing: make stress [STRESS_SECONDS=60] [DEBUG=1]
+	harness/stress $(if $(STRESS_SECONDS),--seconds $(STRESS_SECONDS)) $(if $(DEBUG),--debug)
 
 bench:			## benchmarks, classic vs deferred: a table in build/bench/
 	harness/bench

@@ -66,6 +66,7 @@ enum unwind_stat {
 	UNWIND_STAT_REQUESTS,
 	UNWIND_STAT_REQUESTS_NMI,
 	UNWIND_STAT_QUEUED,
+	UNWIND_STAT_JOINED,
 	UNWIND_STAT_ALREADY_PENDING,
 	UNWIND_STAT_ALREADY_RUN,
 	UNWIND_STAT_REJECTED,
@@ -77,6 +78,7 @@ enum unwind_stat {
 	UNWIND_STAT_STOP_FAULT,
 	UNWIND_STAT_STOP_BAD_FRAME,
 	UNWIND_STAT_TRUNCATED,
+	UNWIND_STAT_RUNS,
 	UNWIND_STAT_CALLBACKS,
 	UNWIND_STAT_EXIT_COMPLETIONS,
 	UNWIND_STAT_EXEC_COMPLETIONS,
@@ -88,6 +90,7 @@ static const char * const unwind_stat_names[NR_UNWIND_STATS] = {
 	[UNWIND_STAT_REQUESTS]		= "requests",
 	[UNWIND_STAT_REQUESTS_NMI]	= "requests_nmi",
 	[UNWIND_STAT_QUEUED]		= "queued",
+	[UNWIND_STAT_JOINED]		= "joined",
 	[UNWIND_STAT_ALREADY_PENDING]	= "already_pending",
 	[UNWIND_STAT_ALREADY_RUN]	= "already_run",
 	[UNWIND_STAT_REJECTED]		= "rejected",
@@ -99,6 +102,7 @@ static const char * const unwind_stat_names[NR_UNWIND_STATS] = {
 	[UNWIND_STAT_STOP_FAULT]	= "stop_fault",
 	[UNWIND_STAT_STOP_BAD_FRAME]	= "stop_bad_frame",
 	[UNWIND_STAT_TRUNCATED]		= "truncated",
+	[UNWIND_STAT_RUNS]		= "runs",
 	[UNWIND_STAT_CALLBACKS]		= "callbacks",
 	[UNWIND_STAT_EXIT_COMPLETIONS]	= "exit_completions",
 	[UNWIND_STAT_EXEC_COMPLETIONS]	= "exec_completions",
@@ -216,8 +220,10 @@ int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 	ret = 0;
 
 	/* Another request queued the task work; it will see our bit. */
-	if (old & UNWIND_PENDING)
+	if (old & UNWIND_PENDING) {
+		unwind_stat_inc(UNWIND_STAT_JOINED);
 		goto out;
+	}
 
 	/*
 	 * TWA_RESUME only takes effect in the exit-to-user loop. From NMI,
@@ -326,6 +332,7 @@ static bool unwind_deferred_run(struct unwind_task_info *info)
 		if (!(old & UNWIND_PENDING))
 			return false;
 	} while (!try_cmpxchg(&info->mask, &old, old & ~UNWIND_PENDING));
+	unwind_stat_inc(UNWIND_STAT_RUNS);
 
 	todo = old & UNWIND_USERS_MASK & ~READ_ONCE(info->done);
 	if (!todo)

@@ -26,6 +26,8 @@
  * Read: one line per request and per callback, in the order they happened:
  *   req at=WHERE ctx=task|irq|nmi slot=N ret=R cookie=HEX pid=TID
  *   cb slot=N pid=TID cookie=HEX nr=N exiting=0|1 ips=HEX,HEX,...
+ * then "lost N" if the log overflowed, and "stray N" if N callbacks came
+ * for a slot while it was cancelled (the core promises none).
  *
  * The log is lock free (a slot is claimed with one atomic increment and
  * published with a release store), so NMI handlers and kprobes write to it
@@ -91,7 +93,7 @@ struct test_cb {
 static struct test_slot slots[TEST_SLOTS];
 static struct test_req reqs[TEST_MAX_REQS];
 static struct test_cb *cbs;
-static atomic_t nr_reqs, nr_cbs, lost;
+static atomic_t nr_reqs, nr_cbs, lost, stray;
 static atomic_t ctl_busy;
 static struct dentry *test_dir;
 
@@ -160,6 +162,13 @@ static void test_callback(struct unwind_work *work,
 
 	/* The contract: callbacks may fault and sleep. */
 	might_fault();
+
+	/*
+	 * "registered" is set before unwind_deferred_init() and cleared
+	 * after unwind_deferred_cancel() returned: no callback in between.
+	 */
+	if (!READ_ONCE(slot->registered))
+		atomic_inc(&stray);
 
 	n = atomic_inc_return(&nr_cbs) - 1;
 	if (n >= TEST_MAX_CBS) {
@@ -343,6 +352,7 @@ static void test_clear(void)
 	atomic_set(&nr_reqs, 0);
 	atomic_set(&nr_cbs, 0);
 	atomic_set(&lost, 0);
+	atomic_set(&stray, 0);
 	WRITE_ONCE(callback_mask, 0);
 }
 
@@ -401,7 +411,7 @@ static int test_command(char *cmd)
 		if (slot < 0)
 			return slot;
 		unwind_deferred_cancel(&slots[slot].work);
-		slots[slot].registered = false;
+		WRITE_ONCE(slots[slot].registered, false);
 		return 0;
 	}
 	if (!strcmp(argv[0], "init")) {
@@ -410,9 +420,10 @@ static int test_command(char *cmd)
 			return slot;
 		if (slots[slot].registered)
 			return -EBUSY;
+		WRITE_ONCE(slots[slot].registered, true);
 		ret = unwind_deferred_init(&slots[slot].work, test_callback);
-		if (!ret)
-			slots[slot].registered = true;
+		if (ret)
+			WRITE_ONCE(slots[slot].registered, false);
 		return ret;
 	}
 	if (!strcmp(argv[0], "kthread"))
@@ -493,6 +504,8 @@ static int test_ctl_show(struct seq_file *m, void *v)
 	}
 	if (atomic_read(&lost))
 		seq_printf(m, "lost %d\n", atomic_read(&lost));
+	if (atomic_read(&stray))
+		seq_printf(m, "stray %d\n", atomic_read(&stray));
 	return 0;
 }
 

@@ -1,0 +1,1046 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stress for deferred user callchains, bounded in time.  Each scenario
+ * samples a workload with deferral on while something hostile happens,
+ * reads every ring buffer, and checks the books:
+ *
+ *  - every sample that deferred its user part has exactly one
+ *    PERF_RECORD_CALLCHAIN_DEFERRED with its (tid, cookie) in its session,
+ *    or the session lost at least as many records as there are misses;
+ *  - no record comes twice, no cookie names two tasks, and records hold
+ *    user addresses only;
+ *  - the deferral core's counters add up: every request has one outcome
+ *    (requests = queued + joined + already_pending + already_run +
+ *    rejected + busy, with no errors), every queued task work ran
+ *    (runs = queued) once the tasks are gone, and with one session, each
+ *    callback wrote one record.
+ *
+ * Scenarios:
+ *   threads   many threads sampled at a high rate
+ *   forkexec  fork, exec and exit storms with requests pending
+ *   churn     events opened and closed, and unwind users cancelled and
+ *             registered again, while requests and callbacks are in flight
+ *   signals   signals, group stops and ptrace stops while requests pend
+ *   sessions  four sessions at once on one workload: per-task, per-task
+ *             through a tracking event, CPU-wide, and one thread alone;
+ *             each gets the record of every entry any of them sampled
+ *
+ * usage: defer_stress [-t SECONDS] [-s SEED] [-T THREADS] [-p PERIOD_NS]
+ *                     [SCENARIO...]
+ * -t is per scenario (default 30).  Prints TAP, one test per scenario;
+ * the harness judges the kernel's log (no splat).  Needs root.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ledger.h"
+#include "workload.h"
+
+#define COUNTERS	"/sys/kernel/debug/unwind_deferred/counters"
+#define TEST_CTL	"/sys/kernel/debug/unwind_deferred_test/ctl"
+#define RING_PAGES	64
+#define MAX_LEDGERS	4
+/* Slots of the test module that the churn scenario takes over. */
+#define CHURN_SLOT_FIRST	32
+#define CHURN_SLOT_LAST		39
+
+static int seconds = 30, nr_threads = 16, nr_cpus;
+static uint64_t period_ns = 50000;
+static uint64_t seed, rng;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The deferral core's counters. */
+
+enum {
+	C_REQUESTS, C_QUEUED, C_JOINED, C_PENDING, C_RUN, C_REJECTED, C_BUSY,
+	C_RUNS, C_CALLBACKS, C_EXIT, C_EXEC, C_ERRORS, NR_C
+};
+static const char * const counter_names[NR_C] = {
+	"requests", "queued", "joined", "already_pending", "already_run",
+	"rejected", "busy", "runs", "callbacks", "exit_completions",
+	"exec_completions", "errors",
+};
+
+struct counters {
+	uint64_t v[NR_C];
+};
+
+static int counters_read(struct counters *c)
+{
+	char name[64];
+	unsigned long long v;
+	FILE *f = fopen(COUNTERS, "r");
+	int i, found = 0;
+
+	memset(c, 0, sizeof(*c));
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %llu", name, &v) == 2) {
+		for (i = 0; i < NR_C; i++) {
+			if (!strcmp(name, counter_names[i])) {
+				c->v[i] = v;
+				found++;
+			}
+		}
+	}
+	fclose(f);
+	return found == NR_C ? 0 : -1;
+}
+
+static uint64_t delta(const struct counters *a, const struct counters *b, int i)
+{
+	return b->v[i] - a->v[i];
+}
+
+/*
+ * Check the counters after a scenario, all its tasks gone and its events
+ * closed.  A task work still queued by a task blocked since is given a
+ * moment to run.
+ */
+static const char *counters_check(const struct counters *before,
+				  struct counters *after, char *buf, size_t len)
+{
+	uint64_t outcomes;
+	int i;
+
+	for (i = 0; i < 300; i++) {
+		if (counters_read(after))
+			return "cannot read " COUNTERS;
+		if (after->v[C_RUNS] == after->v[C_QUEUED])
+			break;
+		wl_usleep(10000);
+	}
+	outcomes = delta(before, after, C_QUEUED) + delta(before, after, C_JOINED) +
+		delta(before, after, C_PENDING) + delta(before, after, C_RUN) +
+		delta(before, after, C_REJECTED) + delta(before, after, C_BUSY);
+	printf("# counters: %llu requests = %llu queued + %llu joined + %llu already pending + %llu already run + %llu rejected + %llu busy; %llu task works ran, %llu callbacks, %llu exit and %llu exec completions\n",
+	       (unsigned long long)delta(before, after, C_REQUESTS),
+	       (unsigned long long)delta(before, after, C_QUEUED),
+	       (unsigned long long)delta(before, after, C_JOINED),
+	       (unsigned long long)delta(before, after, C_PENDING),
+	       (unsigned long long)delta(before, after, C_RUN),
+	       (unsigned long long)delta(before, after, C_REJECTED),
+	       (unsigned long long)delta(before, after, C_BUSY),
+	       (unsigned long long)delta(before, after, C_RUNS),
+	       (unsigned long long)delta(before, after, C_CALLBACKS),
+	       (unsigned long long)delta(before, after, C_EXIT),
+	       (unsigned long long)delta(before, after, C_EXEC));
+	if (delta(before, after, C_ERRORS)) {
+		snprintf(buf, len, "counters: %llu errors",
+			 (unsigned long long)delta(before, after, C_ERRORS));
+		return buf;
+	}
+	if (delta(before, after, C_REQUESTS) != outcomes) {
+		snprintf(buf, len, "counters: %llu requests but %llu outcomes",
+			 (unsigned long long)delta(before, after, C_REQUESTS),
+			 (unsigned long long)outcomes);
+		return buf;
+	}
+	if (after->v[C_RUNS] != after->v[C_QUEUED]) {
+		snprintf(buf, len, "counters: %llu task works queued, %llu ran, 3 s after the tasks were gone",
+			 (unsigned long long)after->v[C_QUEUED],
+			 (unsigned long long)after->v[C_RUNS]);
+		return buf;
+	}
+	return NULL;
+}
+
+static void fatal_errno(const char *what, int err)
+{
+	printf("Bail out! %s: %s\n", what, strerror(err));
+	exit(2);
+}
+
+/* The reader: drains the ledgers until told to stop. */
+
+static struct ledger *ledgers[MAX_LEDGERS];
+static int nr_ledgers;
+static volatile int reader_stop;
+
+static void *reader_fn(void *arg)
+{
+	(void)arg;
+	while (!reader_stop) {
+		size_t n = 0;
+		int i;
+
+		for (i = 0; i < nr_ledgers; i++)
+			n += ledger_drain(ledgers[i]);
+		if (!n)
+			wl_usleep(200);
+	}
+	return NULL;
+}
+
+static pthread_t reader_start(void)
+{
+	pthread_t t;
+
+	reader_stop = 0;
+	if (pthread_create(&t, NULL, reader_fn, NULL)) {
+		perror("defer_stress: pthread_create");
+		exit(2);
+	}
+	return t;
+}
+
+/*
+ * Enable every session, then let the workload go: no sample is taken
+ * before every ring is mapped and every session is listening.
+ */
+static void start_all(struct wl_shared *sh)
+{
+	int i, err;
+
+	for (i = 0; i < nr_ledgers; i++) {
+		err = ledger_enable(ledgers[i]);
+		if (err)
+			fatal_errno("PERF_EVENT_IOC_ENABLE", -err);
+	}
+	wl_start(sh);
+}
+
+static void reader_finish(pthread_t t)
+{
+	int i;
+
+	reader_stop = 1;
+	pthread_join(t, NULL);
+	for (i = 0; i < nr_ledgers; i++)
+		ledger_drain(ledgers[i]);
+}
+
+/*
+ * A session on one CPU each: @type/@config sampled every @period with
+ * defer_callchain and defer_output, inherited, for @pid (or CPU-wide).
+ * With @tracking, the sampling events do not get defer_output; a dummy
+ * event per CPU does, redirected into the same ring, as perf does it.
+ */
+static void session_per_cpu(struct ledger *l, pid_t pid, uint32_t type,
+			    uint64_t config, uint64_t period, bool tracking)
+{
+	int cpu, fd, dfd, err;
+	int flags = EV_DISABLED | EV_DEFER_CALLCHAIN |
+		(tracking ? 0 : EV_DEFER_OUTPUT) | (pid > 0 ? EV_INHERIT : 0);
+
+	for (cpu = 0; cpu < nr_cpus; cpu++) {
+		fd = event_open(type, config, period, flags, pid, cpu, -1);
+		if (fd < 0)
+			fatal_errno("perf_event_open", -fd);
+		err = ledger_add_ring(l, fd, RING_PAGES);
+		if (err)
+			fatal_errno("mmap of a ring", -err);
+		if (!tracking)
+			continue;
+		dfd = event_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0,
+				 EV_DISABLED | EV_DEFER_OUTPUT |
+				 (pid > 0 ? EV_INHERIT : 0), pid, cpu, -1);
+		if (dfd < 0)
+			fatal_errno("perf_event_open (tracking)", -dfd);
+		err = ledger_redirect(l, dfd, fd);
+		if (err)
+			fatal_errno("PERF_EVENT_IOC_SET_OUTPUT", -err);
+	}
+}
+
+/* Add more sampling events, without defer_output, to a session's rings. */
+static void session_add_sampler(struct ledger *l, pid_t pid, uint32_t type,
+				uint64_t config, uint64_t period)
+{
+	int cpu, fd, err;
+
+	for (cpu = 0; cpu < nr_cpus; cpu++) {
+		fd = event_open(type, config, period,
+				EV_DISABLED | EV_DEFER_CALLCHAIN | EV_INHERIT,
+				pid, cpu, -1);
+		if (fd < 0)
+			fatal_errno("perf_event_open", -fd);
+		err = ledger_redirect(l, fd, l->rings[cpu].fd);
+		if (err)
+			fatal_errno("PERF_EVENT_IOC_SET_OUTPUT", -err);
+	}
+}
+
+/*
+ * The session most scenarios watch their workload with: cpu-clock at the
+ * high rate with defer_output, context switches and page faults into the
+ * same rings.  Several samples may then share one entry.
+ */
+static void witness_open(struct ledger *l, pid_t pid)
+{
+	ledger_init(l, "witness");
+	l->only_pid = 0;
+	session_per_cpu(l, pid, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+			period_ns, false);
+	session_add_sampler(l, pid, PERF_TYPE_SOFTWARE,
+			    PERF_COUNT_SW_CONTEXT_SWITCHES, 1);
+	session_add_sampler(l, pid, PERF_TYPE_SOFTWARE,
+			    PERF_COUNT_SW_PAGE_FAULTS, 4);
+}
+
+/* Run the reader over @l while the workload runs for the scenario's time. */
+static void run_for(double secs, void (*during)(void *arg, double end),
+		    void *arg)
+{
+	double end = now() + secs;
+
+	if (during)
+		during(arg, end);
+	while (now() < end)
+		wl_usleep(20000);
+}
+
+struct outcome {
+	char why[512];
+	bool failed;
+};
+
+static void fail(struct outcome *o, const char *fmt, const char *what)
+{
+	if (o->failed || !what)
+		return;
+	snprintf(o->why, sizeof(o->why), fmt, what);
+	o->failed = true;
+}
+
+/*
+ * Close the scenario's books: ledgers, then counters.  With @one_session
+ * (the only perf session, nothing lost), the books of perf and of the core
+ * agree: one record per callback, one deferred sample per request that
+ * gave a cookie, one classic sample per request refused.
+ */
+static void close_books(struct outcome *o, const struct counters *before,
+			bool strays_ok, bool one_session)
+{
+	struct ledger *l = ledgers[0];
+	struct counters after;
+	uint64_t callbacks, deferring, refused;
+	char buf[512];
+	int i;
+
+	for (i = 0; i < nr_ledgers; i++)
+		ledger_close(ledgers[i]);
+	for (i = 0; i < nr_ledgers; i++) {
+		fail(o, "%s", ledger_check(ledgers[i], strays_ok, buf, sizeof(buf)));
+		ledger_print(ledgers[i]);
+	}
+	fail(o, "%s", counters_check(before, &after, buf, sizeof(buf)));
+	callbacks = delta(before, &after, C_CALLBACKS);
+	deferring = delta(before, &after, C_QUEUED) +
+		delta(before, &after, C_JOINED) + delta(before, &after, C_PENDING);
+	refused = delta(before, &after, C_RUN) +
+		delta(before, &after, C_REJECTED) + delta(before, &after, C_BUSY);
+	if (one_session && !l->lost && !l->lost_samples &&
+	    (l->records != callbacks || l->deferred != deferring ||
+	     l->classic_user != refused)) {
+		snprintf(buf, sizeof(buf), "%s: %llu records for %llu callbacks; %llu deferred samples for %llu deferring requests; %llu classic samples for %llu refused requests",
+			 l->name, (unsigned long long)l->records,
+			 (unsigned long long)callbacks,
+			 (unsigned long long)l->deferred,
+			 (unsigned long long)deferring,
+			 (unsigned long long)l->classic_user,
+			 (unsigned long long)refused);
+		fail(o, "%s", buf);
+	}
+	if (one_session && l->records > callbacks)
+		fail(o, "%s: more records than callbacks", l->name);
+	for (i = 0; i < nr_ledgers; i++)
+		ledger_free(ledgers[i]);
+	nr_ledgers = 0;
+}
+
+static void workload_exit_check(struct outcome *o, int status)
+{
+	static char buf[64];
+
+	if (WIFEXITED(status) && !WEXITSTATUS(status))
+		return;
+	snprintf(buf, sizeof(buf), "status 0x%x", status);
+	fail(o, "the workload did not exit cleanly: %s", buf);
+}
+
+/* threads */
+
+static void scenario_threads(struct outcome *o)
+{
+	struct wl_shared *sh = wl_shared_new();
+	struct counters before;
+	struct ledger w;
+	pthread_t reader;
+	pid_t pid;
+
+	counters_read(&before);
+	pid = wl_spawn(sh, nr_threads * 2, WL_BUSY, 48, NULL, NULL);
+	witness_open(&w, pid);
+	ledgers[nr_ledgers++] = &w;
+	reader = reader_start();
+	start_all(sh);
+	run_for(seconds, NULL, NULL);
+	workload_exit_check(o, wl_stop(sh, pid));
+	reader_finish(reader);
+	printf("# %d threads, %llu system calls\n", nr_threads * 2,
+	       (unsigned long long)sh->syscalls);
+	close_books(o, &before, false, true);
+}
+
+/* forkexec */
+
+struct storm {
+	volatile uint64_t forks, execs, kills, group_exits, plain_exits;
+};
+
+static struct storm *storm;
+static char self_exe[4096];
+
+static int storm_block(void *arg)
+{
+	int *fds = arg;
+	char c;
+
+	/* Sampled on the way to sleep; killed while the request pends. */
+	return read(fds[0], &c, 1);
+}
+
+static int storm_exec(void *arg)
+{
+	char *argv[] = { "defer_stress", "--leaf", NULL };
+
+	(void)arg;
+	wl_leaf_calls(NULL, WL_BUSY, 8);
+	execv(self_exe, argv);
+	_exit(3);
+}
+
+static void *storm_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		wl_leaf_calls(NULL, WL_BLOCKING, 8);
+	return NULL;
+}
+
+static int storm_group_exit(void *arg)
+{
+	pthread_t t;
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 2; i++)
+		pthread_create(&t, NULL, storm_thread, NULL);
+	wl_leaf_calls(NULL, WL_BLOCKING, 24);
+	/* exit_group() while the threads are in system calls. */
+	syscall(SYS_exit_group, 0);
+	return 0;
+}
+
+static int storm_plain(void *arg)
+{
+	(void)arg;
+	wl_leaf_calls(NULL, WL_BLOCKING, 24);
+	return 0;
+}
+
+/* The storm's root, the sampled process: forks children of four kinds. */
+static void storm_root(struct wl_shared *sh)
+{
+	pid_t kids[4] = { 0 }, blocked = 0;
+	unsigned int n = 0;
+	int fds[2], i, status;
+
+	if (pipe(fds))
+		_exit(2);
+	while (!sh->stop) {
+		for (i = 0; i < 4; i++) {
+			pid_t pid;
+
+			if (kids[i])
+				continue;
+			pid = fork();
+			if (pid < 0)
+				continue;
+			if (!pid) {
+				int depth = 4 + n % 40;
+
+				switch (n % 4) {
+				case 0:
+					wl_descend(depth, storm_plain, NULL);
+					_exit(0);
+				case 1:
+					wl_descend(depth, storm_exec, NULL);
+					_exit(3);
+				case 2:
+					wl_descend(depth, storm_block, fds);
+					_exit(0);
+				default:
+					wl_descend(depth, storm_group_exit, NULL);
+					_exit(0);
+				}
+			}
+			kids[i] = pid;
+			if (n % 4 == 2)
+				blocked = pid;
+			__atomic_add_fetch(&storm->forks, 1, __ATOMIC_RELAXED);
+			if (n % 4 == 1)
+				__atomic_add_fetch(&storm->execs, 1, __ATOMIC_RELAXED);
+			n++;
+		}
+		wl_usleep(300);
+		if (blocked) {
+			kill(blocked, SIGKILL);
+			__atomic_add_fetch(&storm->kills, 1, __ATOMIC_RELAXED);
+			blocked = 0;
+		}
+		for (i = 0; i < 4; i++) {
+			if (kids[i] && waitpid(kids[i], &status, WNOHANG) == kids[i]) {
+				kids[i] = 0;
+				if (WIFEXITED(status) && WEXITSTATUS(status))
+					_exit(4);	/* a child went wrong */
+			}
+		}
+	}
+	for (i = 0; i < 4; i++) {
+		if (kids[i]) {
+			kill(kids[i], SIGKILL);
+			waitpid(kids[i], &status, 0);
+		}
+	}
+}
+
+static void scenario_forkexec(struct outcome *o)
+{
+	struct wl_shared *sh = wl_shared_new();
+	struct counters before;
+	struct ledger w;
+	pthread_t reader;
+	pid_t pid;
+
+	storm = wl_shared_alloc(sizeof(*storm));
+	counters_read(&before);
+	/* No workload threads: the root forks. */
+	pid = wl_spawn(sh, 0, WL_BUSY, 8, NULL, storm_root);
+	witness_open(&w, pid);
+	ledgers[nr_ledgers++] = &w;
+	reader = reader_start();
+	start_all(sh);
+	run_for(seconds, NULL, NULL);
+	workload_exit_check(o, wl_stop(sh, pid));
+	reader_finish(reader);
+	printf("# %llu forks: %llu execs, %llu killed while blocked\n",
+	       (unsigned long long)storm->forks,
+	       (unsigned long long)storm->execs,
+	       (unsigned long long)storm->kills);
+	close_books(o, &before, false, true);
+	if (!o->failed && storm->execs >= 20) {
+		struct counters after;
+
+		counters_read(&after);
+		if (!delta(&before, &after, C_EXEC))
+			fail(o, "%s", "no request was completed at exec in all those execs");
+	}
+}
+
+/* churn */
+
+static int ctl_fd = -1;
+
+static void churn_setup(struct wl_shared *sh)
+{
+	sh->ctl_fd = ctl_fd;
+	sh->ctl_mask = ctl_fd < 0 ? 0 :
+		((1ULL << (CHURN_SLOT_LAST + 1)) - (1ULL << CHURN_SLOT_FIRST));
+}
+
+struct churn_stats {
+	volatile uint64_t cancels, inits, stray;
+};
+
+static struct churn_stats *churn;
+
+/* In the workload's main thread: cancel and register the slots again. */
+static void churn_users(struct wl_shared *sh)
+{
+	size_t size = 1 << 22, got = 0;
+	char cmd[32], *buf, *p;
+	int slot, len;
+	ssize_t n;
+
+	if (sh->ctl_fd < 0)
+		return;
+	while (!sh->stop) {
+		for (slot = CHURN_SLOT_FIRST; slot <= CHURN_SLOT_LAST; slot++) {
+			len = snprintf(cmd, sizeof(cmd), "cancel %d", slot);
+			if (write(sh->ctl_fd, cmd, len) == len)
+				churn->cancels++;
+			wl_usleep(100);
+			len = snprintf(cmd, sizeof(cmd), "init %d", slot);
+			if (write(sh->ctl_fd, cmd, len) == len)
+				churn->inits++;
+		}
+	}
+	/* Let the threads finish before reading what the module saw. */
+	sh->ctl_mask = 0;
+	wl_usleep(20000);
+	buf = malloc(size);
+	if (!buf)
+		return;
+	lseek(sh->ctl_fd, 0, SEEK_SET);
+	while (got < size - 1 &&
+	       (n = read(sh->ctl_fd, buf + got, size - 1 - got)) > 0)
+		got += n;
+	buf[got] = 0;
+	p = strstr(buf, "\nstray ");
+	if (p)
+		churn->stray = strtoull(p + 7, NULL, 10);
+	free(buf);
+}
+
+struct churn_run {
+	struct wl_shared *sh;
+	pid_t pid;
+	uint64_t opens, maps, disables;
+};
+
+static void churn_events(void *arg, double end)
+{
+	static const uint64_t configs[] = {
+		PERF_COUNT_SW_CPU_CLOCK, PERF_COUNT_SW_CONTEXT_SWITCHES,
+		PERF_COUNT_SW_PAGE_FAULTS, PERF_COUNT_SW_TASK_CLOCK,
+	};
+	size_t page = sysconf(_SC_PAGESIZE);
+	struct churn_run *c = arg;
+
+	while (now() < end) {
+		uint64_t r = rnd(), config = configs[r % 4];
+		int flags = EV_DEFER_CALLCHAIN, nr_tids = c->sh->nr_tids;
+		pid_t pid = c->pid;
+		int cpu = -1, fd;
+		void *ring = MAP_FAILED;
+
+		if (r & 0x10)
+			flags |= EV_DEFER_OUTPUT;
+		if ((r & 0x20) && nr_tids > 0)
+			pid = c->sh->tids[(r >> 8) % nr_tids];	/* one thread */
+		else
+			cpu = (r >> 8) % nr_cpus;	/* inherited, one CPU */
+		if (cpu >= 0)
+			flags |= EV_INHERIT;
+		fd = event_open(PERF_TYPE_SOFTWARE, config,
+				config == PERF_COUNT_SW_CPU_CLOCK ||
+				config == PERF_COUNT_SW_TASK_CLOCK ?
+				20000 + (r >> 16) % 100000 : 1,
+				flags, pid, cpu, -1);
+		if (fd < 0)
+			continue;	/* the thread is gone */
+		c->opens++;
+		if (r & 0x40) {
+			ring = mmap(NULL, 9 * page, PROT_READ | PROT_WRITE,
+				    MAP_SHARED, fd, 0);
+			c->maps += ring != MAP_FAILED;
+		}
+		wl_usleep((r >> 24) % 1500);
+		switch ((r >> 40) % 3) {
+		case 0:
+			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+			c->disables++;
+			break;
+		case 1:
+			if (ring != MAP_FAILED)
+				munmap(ring, 9 * page);
+			ring = MAP_FAILED;
+			break;
+		}
+		close(fd);
+		if (ring != MAP_FAILED)
+			munmap(ring, 9 * page);
+	}
+}
+
+static void scenario_churn(struct outcome *o)
+{
+	struct wl_shared *sh = wl_shared_new();
+	struct churn_run c = { .sh = sh };
+	struct counters before;
+	struct ledger w;
+	pthread_t reader;
+
+	churn = wl_shared_alloc(sizeof(*churn));
+	ctl_fd = open(TEST_CTL, O_RDWR | O_CLOEXEC);
+	if (ctl_fd >= 0 && write(ctl_fd, "clear", 5) != 5) {
+		close(ctl_fd);
+		ctl_fd = -1;
+	}
+	counters_read(&before);
+	c.pid = wl_spawn(sh, nr_threads, WL_BUSY, 32, churn_setup, churn_users);
+	witness_open(&w, c.pid);
+	ledgers[nr_ledgers++] = &w;
+	reader = reader_start();
+	start_all(sh);
+	run_for(seconds, churn_events, &c);
+	workload_exit_check(o, wl_stop(sh, c.pid));
+	reader_finish(reader);
+	printf("# %llu events opened and closed on the workload (%llu with a ring, %llu disabled first)\n",
+	       (unsigned long long)c.opens, (unsigned long long)c.maps,
+	       (unsigned long long)c.disables);
+	if (ctl_fd >= 0)
+		printf("# test module: %llu cancels and %llu registrations of slots %d-%d, %llu ctl requests from the workload, %llu callbacks for a cancelled user\n",
+		       (unsigned long long)churn->cancels,
+		       (unsigned long long)churn->inits, CHURN_SLOT_FIRST,
+		       CHURN_SLOT_LAST, (unsigned long long)sh->ctl_writes,
+		       (unsigned long long)churn->stray);
+	else
+		printf("# test module not loaded: no unwind users cancelled\n");
+	close_books(o, &before, true, false);
+	if (ctl_fd >= 0) {
+		close(ctl_fd);
+		ctl_fd = -1;
+		if (churn->stray)
+			fail(o, "%s", "a cancelled user got a callback");
+		if (!churn->cancels || !sh->ctl_writes)
+			fail(o, "%s", "the test module's users were not exercised");
+	}
+	if (!c.opens)
+		fail(o, "%s", "no event could be opened on the workload");
+}
+
+/* signals */
+
+static struct wl_shared *sig_sh;
+
+static int sig_leaf(void *arg)
+{
+	(void)arg;
+	return wl_leaf_calls(NULL, WL_BUSY, 4);
+}
+
+static void sig_handler(int sig)
+{
+	(void)sig;
+	wl_descend(6, sig_leaf, NULL);
+	__atomic_add_fetch(&sig_sh->handler_runs, 1, __ATOMIC_RELAXED);
+}
+
+static void sig_setup(struct wl_shared *sh)
+{
+	struct sigaction sa = { .sa_handler = sig_handler };
+
+	sig_sh = sh;
+	sigaction(SIGUSR1, &sa, NULL);
+}
+
+struct sig_run {
+	struct wl_shared *sh;
+	pid_t pid;
+	uint64_t sent, group_stops, ptrace_stops, ptrace_failed;
+};
+
+static int ptrace_stop_once(pid_t tid)
+{
+	struct user_regs_struct regs;
+	int status, sig = 0;
+
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0))
+		return -1;
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0))
+		return -1;
+	if (waitpid(tid, &status, __WALL) != tid || !WIFSTOPPED(status))
+		return -1;
+	/* A signal-delivery stop: hand the signal back at the detach. */
+	if (status >> 16 != PTRACE_EVENT_STOP)
+		sig = WSTOPSIG(status);
+	ptrace(PTRACE_GETREGS, tid, 0, &regs);
+	wl_usleep(200);
+	return ptrace(PTRACE_DETACH, tid, 0, sig) ? -1 : 0;
+}
+
+static void sig_storm(void *arg, double end)
+{
+	struct sig_run *s = arg;
+
+	while (s->sh->nr_tids < nr_threads && now() < end)
+		wl_usleep(1000);
+	while (now() < end && s->sh->nr_tids) {
+		uint64_t r = rnd();
+		pid_t tid = s->sh->tids[(r >> 8) % s->sh->nr_tids];
+
+		switch (r % 10) {
+		case 0:
+		case 1:
+			kill(s->pid, SIGSTOP);
+			wl_usleep(300 + (r >> 32) % 1000);
+			kill(s->pid, SIGCONT);
+			s->group_stops++;
+			break;
+		case 2:
+		case 3:
+		case 4:
+			if (ptrace_stop_once(tid))
+				s->ptrace_failed++;
+			else
+				s->ptrace_stops++;
+			break;
+		default:
+			syscall(SYS_tgkill, s->pid, tid, SIGUSR1);
+			s->sent++;
+			break;
+		}
+		wl_usleep((r >> 20) % 500);
+	}
+}
+
+static void scenario_signals(struct outcome *o)
+{
+	struct wl_shared *sh = wl_shared_new();
+	struct sig_run s = { .sh = sh };
+	struct counters before;
+	struct ledger w;
+	pthread_t reader;
+
+	counters_read(&before);
+	s.pid = wl_spawn(sh, nr_threads, WL_BLOCKING, 32, sig_setup, NULL);
+	witness_open(&w, s.pid);
+	ledgers[nr_ledgers++] = &w;
+	reader = reader_start();
+	start_all(sh);
+	run_for(seconds, sig_storm, &s);
+	workload_exit_check(o, wl_stop(sh, s.pid));
+	reader_finish(reader);
+	printf("# %llu SIGUSR1 sent, %llu handler runs; %llu group stops; %llu ptrace stops (%llu attempts failed)\n",
+	       (unsigned long long)s.sent,
+	       (unsigned long long)sh->handler_runs,
+	       (unsigned long long)s.group_stops,
+	       (unsigned long long)s.ptrace_stops,
+	       (unsigned long long)s.ptrace_failed);
+	close_books(o, &before, false, true);
+	if (!sh->handler_runs || !s.group_stops || !s.ptrace_stops)
+		fail(o, "%s", "not every kind of stop or signal happened");
+}
+
+/* sessions */
+
+static int sessions_main_leaf(void *arg)
+{
+	return wl_leaf_calls(arg, WL_BUSY, 16);
+}
+
+/* The main thread works too: session D watches it alone. */
+static void sessions_main(struct wl_shared *sh)
+{
+	while (!sh->stop)
+		wl_descend(20, sessions_main_leaf, sh);
+}
+
+struct cross {
+	struct ledger **all;
+	pid_t pid;
+	uint64_t missing[MAX_LEDGERS];
+};
+
+/* Every session that covers the key's task must have its record. */
+static void cross_one(const struct key *k, void *arg)
+{
+	struct cross *x = arg;
+	int i;
+
+	for (i = 0; i < MAX_LEDGERS; i++) {
+		const struct key *r;
+
+		/* Session D (index 3) covers the main thread only. */
+		if (i == 3 && k->tid != (uint32_t)x->pid)
+			continue;
+		r = ledger_find(x->all[i], k->tid, k->cookie);
+		if (!r || !r->records)
+			x->missing[i]++;
+	}
+}
+
+static void scenario_sessions(struct outcome *o)
+{
+	struct wl_shared *sh = wl_shared_new();
+	struct ledger a, b, c, d;
+	struct ledger *all[MAX_LEDGERS] = { &a, &b, &c, &d };
+	struct cross x = { .all = all };
+	struct counters before;
+	pthread_t reader;
+	char buf[256];
+	int fd, err, i;
+
+	counters_read(&before);
+	x.pid = wl_spawn(sh, nr_threads, WL_BUSY, 32, NULL, sessions_main);
+	ledger_init(&a, "per-task");
+	session_per_cpu(&a, x.pid, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+			period_ns, false);
+	ledger_init(&b, "per-task, tracking event");
+	session_per_cpu(&b, x.pid, PERF_TYPE_SOFTWARE,
+			PERF_COUNT_SW_CONTEXT_SWITCHES, 1, true);
+	ledger_init(&c, "CPU-wide");
+	c.only_pid = x.pid;
+	session_per_cpu(&c, -1, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+			period_ns * 2, false);
+	ledger_init(&d, "main thread");
+	fd = event_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, 2,
+			EV_DISABLED | EV_DEFER_CALLCHAIN | EV_DEFER_OUTPUT,
+			x.pid, -1, -1);
+	if (fd < 0)
+		fatal_errno("perf_event_open (main thread)", -fd);
+	err = ledger_add_ring(&d, fd, RING_PAGES);
+	if (err)
+		fatal_errno("mmap of a ring", -err);
+	for (i = 0; i < MAX_LEDGERS; i++)
+		ledgers[nr_ledgers++] = all[i];
+
+	reader = reader_start();
+	start_all(sh);
+	run_for(seconds, NULL, NULL);
+	workload_exit_check(o, wl_stop(sh, x.pid));
+	reader_finish(reader);
+
+	for (i = 0; i < MAX_LEDGERS; i++)
+		ledger_for_each_sampled(all[i], cross_one, &x);
+	for (i = 0; i < MAX_LEDGERS; i++) {
+		printf("# %s: %llu entries sampled by any session have no record here\n",
+		       all[i]->name, (unsigned long long)x.missing[i]);
+		if (x.missing[i] > all[i]->lost) {
+			snprintf(buf, sizeof(buf), "%s: %llu entries sampled elsewhere got no record, more than the %llu records lost",
+				 all[i]->name, (unsigned long long)x.missing[i],
+				 (unsigned long long)all[i]->lost);
+			fail(o, "%s", buf);
+		}
+	}
+	close_books(o, &before, true, false);
+}
+
+static const struct scenario {
+	const char *name;
+	void (*run)(struct outcome *o);
+	const char *what;
+} scenarios[] = {
+	{ "threads", scenario_threads, "many threads sampled at a high rate" },
+	{ "forkexec", scenario_forkexec, "fork, exec and exit storms with requests pending" },
+	{ "churn", scenario_churn, "events opened and closed, users cancelled, while requests are in flight" },
+	{ "signals", scenario_signals, "signals, group stops and ptrace stops while requests pend" },
+	{ "sessions", scenario_sessions, "per-task, tracking-event, CPU-wide and one-thread sessions at once" },
+};
+
+#define NR_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
+
+static int leaf_main(void)
+{
+	wl_descend(6, sig_leaf, NULL);
+	return 0;
+}
+
+static void usage(void)
+{
+	size_t i;
+
+	fprintf(stderr, "usage: defer_stress [-t SECONDS] [-s SEED] [-T THREADS] [-p PERIOD_NS] [SCENARIO...]\nscenarios:");
+	for (i = 0; i < NR_SCENARIOS; i++)
+		fprintf(stderr, " %s", scenarios[i].name);
+	fprintf(stderr, "\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const struct scenario *run[NR_SCENARIOS];
+	int nr_run = 0, failed = 0, opt, i;
+	size_t j;
+
+	if (argc == 2 && !strcmp(argv[1], "--leaf"))
+		return leaf_main();
+
+	seed = time(NULL) ^ getpid();
+	while ((opt = getopt(argc, argv, "t:s:T:p:h")) != -1) {
+		switch (opt) {
+		case 't':
+			seconds = atoi(optarg);
+			break;
+		case 's':
+			seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'T':
+			nr_threads = atoi(optarg);
+			break;
+		case 'p':
+			period_ns = strtoull(optarg, NULL, 0);
+			break;
+		default:
+			usage();
+		}
+	}
+	if (seconds < 1 || nr_threads < 1 || nr_threads > WL_MAX_THREADS / 2 ||
+	    period_ns < 10000)
+		usage();
+	for (i = optind; i < argc; i++) {
+		for (j = 0; j < NR_SCENARIOS; j++) {
+			if (!strcmp(argv[i], scenarios[j].name))
+				break;
+		}
+		if (j == NR_SCENARIOS)
+			usage();
+		run[nr_run++] = &scenarios[j];
+	}
+	if (!nr_run) {
+		for (j = 0; j < NR_SCENARIOS; j++)
+			run[nr_run++] = &scenarios[j];
+	}
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	rng = seed | 1;
+	nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1) < 0)
+		fatal_errno("readlink /proc/self/exe", errno);
+	if (access(COUNTERS, R_OK))
+		fatal_errno(COUNTERS " (root, debugfs and CONFIG_UNWIND_DEFERRED needed)",
+			    errno);
+
+	printf("1..%d\n", nr_run);
+	printf("# seed %llu, %d s per scenario, %d CPUs, cpu-clock every %llu ns\n",
+	       (unsigned long long)seed, seconds, nr_cpus,
+	       (unsigned long long)period_ns);
+	for (i = 0; i < nr_run; i++) {
+		struct outcome o = { .failed = false };
+		double t0 = now();
+
+		run[i]->run(&o);
+		if (o.failed) {
+			failed++;
+			printf("# replay: defer_stress -s %llu -t %d %s\n",
+			       (unsigned long long)seed, seconds, run[i]->name);
+			printf("not ok %d %s: %s\n", i + 1, run[i]->name, o.why);
+		} else {
+			printf("ok %d %s: %s (%.0f s)\n", i + 1, run[i]->name,
+			       run[i]->what, now() - t0);
+		}
+	}
+	return failed ? 1 : 0;
+}
