@@ -472,8 +472,10 @@ def main():
         t = Tests(tmp)
         for i, n in enumerate(names, 1):
             name = n[len('test_'):]
+            t0 = time.monotonic()
             try:
                 getattr(t, n)()
+                print('# %.1f s' % (time.monotonic() - t0))
                 print('ok %d %s' % (i, name))
             except Skipped as e:
                 print('ok %d %s # SKIP %s' % (i, name, e))

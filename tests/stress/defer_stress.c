@@ -305,19 +305,9 @@ static void witness_open(struct ledger *l, pid_t pid)
 			    PERF_COUNT_SW_CONTEXT_SWITCHES, 1);
 	session_add_sampler(l, pid, PERF_TYPE_SOFTWARE,
 			    PERF_COUNT_SW_PAGE_FAULTS, 4);
+	ledgers[nr_ledgers++] = l;
 }
 
-/* Run the reader over @l while the workload runs for the scenario's time. */
-static void run_for(double secs, void (*during)(void *arg, double end),
-		    void *arg)
-{
-	double end = now() + secs;
-
-	if (during)
-		during(arg, end);
-	while (now() < end)
-		wl_usleep(20000);
-}
 
 struct outcome {
 	char why[512];
@@ -388,6 +378,26 @@ static void workload_exit_check(struct outcome *o, int status)
 	fail(o, "the workload did not exit cleanly: %s", buf);
 }
 
+/*
+ * Enable the sessions, let workload @pid go, run @during (if any) for the
+ * scenario's time while the reader drains the rings, stop the workload
+ * and read what is left.
+ */
+static void run_watched(struct outcome *o, struct wl_shared *sh, pid_t pid,
+			void (*during)(void *arg, double end), void *arg)
+{
+	double end = now() + seconds;
+	pthread_t reader = reader_start();
+
+	start_all(sh);
+	if (during)
+		during(arg, end);
+	while (now() < end)
+		wl_usleep(20000);
+	workload_exit_check(o, wl_stop(sh, pid));
+	reader_finish(reader);
+}
+
 /* threads */
 
 static void scenario_threads(struct outcome *o)
@@ -395,18 +405,12 @@ static void scenario_threads(struct outcome *o)
 	struct wl_shared *sh = wl_shared_new();
 	struct counters before;
 	struct ledger w;
-	pthread_t reader;
 	pid_t pid;
 
 	counters_read(&before);
 	pid = wl_spawn(sh, nr_threads * 2, WL_BUSY, 48, NULL, NULL);
 	witness_open(&w, pid);
-	ledgers[nr_ledgers++] = &w;
-	reader = reader_start();
-	start_all(sh);
-	run_for(seconds, NULL, NULL);
-	workload_exit_check(o, wl_stop(sh, pid));
-	reader_finish(reader);
+	run_watched(o, sh, pid, NULL, NULL);
 	printf("# %d threads, %llu system calls\n", nr_threads * 2,
 	       (unsigned long long)sh->syscalls);
 	close_books(o, &before, false, true);
@@ -540,7 +544,6 @@ static void scenario_forkexec(struct outcome *o)
 	struct wl_shared *sh = wl_shared_new();
 	struct counters before;
 	struct ledger w;
-	pthread_t reader;
 	pid_t pid;
 
 	storm = wl_shared_alloc(sizeof(*storm));
@@ -548,12 +551,7 @@ static void scenario_forkexec(struct outcome *o)
 	/* No workload threads: the root forks. */
 	pid = wl_spawn(sh, 0, WL_BUSY, 8, NULL, storm_root);
 	witness_open(&w, pid);
-	ledgers[nr_ledgers++] = &w;
-	reader = reader_start();
-	start_all(sh);
-	run_for(seconds, NULL, NULL);
-	workload_exit_check(o, wl_stop(sh, pid));
-	reader_finish(reader);
+	run_watched(o, sh, pid, NULL, NULL);
 	printf("# %llu forks: %llu execs, %llu killed while blocked\n",
 	       (unsigned long long)storm->forks,
 	       (unsigned long long)storm->execs,
@@ -690,7 +688,6 @@ static void scenario_churn(struct outcome *o)
 	struct churn_run c = { .sh = sh };
 	struct counters before;
 	struct ledger w;
-	pthread_t reader;
 
 	churn = wl_shared_alloc(sizeof(*churn));
 	ctl_fd = open(TEST_CTL, O_RDWR | O_CLOEXEC);
@@ -701,12 +698,7 @@ static void scenario_churn(struct outcome *o)
 	counters_read(&before);
 	c.pid = wl_spawn(sh, nr_threads, WL_BUSY, 32, churn_setup, churn_users);
 	witness_open(&w, c.pid);
-	ledgers[nr_ledgers++] = &w;
-	reader = reader_start();
-	start_all(sh);
-	run_for(seconds, churn_events, &c);
-	workload_exit_check(o, wl_stop(sh, c.pid));
-	reader_finish(reader);
+	run_watched(o, sh, c.pid, churn_events, &c);
 	printf("# %llu events opened and closed on the workload (%llu with a ring, %llu disabled first)\n",
 	       (unsigned long long)c.opens, (unsigned long long)c.maps,
 	       (unsigned long long)c.disables);
@@ -762,23 +754,44 @@ struct sig_run {
 	uint64_t sent, group_stops, ptrace_stops, ptrace_failed;
 };
 
+/* Why the last ptrace stop failed, for the report. */
+static char ptrace_why[96];
+
 static int ptrace_stop_once(pid_t tid)
 {
 	struct user_regs_struct regs;
-	int status, sig = 0;
+	int status, sig = 0, i, err;
+	const char *step;
 
-	if (ptrace(PTRACE_SEIZE, tid, 0, 0))
-		return -1;
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0)) {
+		err = errno;
+		step = "PTRACE_SEIZE";
+		goto fail;
+	}
+	step = "PTRACE_INTERRUPT";
 	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0))
-		return -1;
+		goto undo;
+	step = "waitpid";
 	if (waitpid(tid, &status, __WALL) != tid || !WIFSTOPPED(status))
-		return -1;
+		goto undo;
 	/* A signal-delivery stop: hand the signal back at the detach. */
 	if (status >> 16 != PTRACE_EVENT_STOP)
 		sig = WSTOPSIG(status);
 	ptrace(PTRACE_GETREGS, tid, 0, &regs);
 	wl_usleep(200);
-	return ptrace(PTRACE_DETACH, tid, 0, sig) ? -1 : 0;
+	step = "PTRACE_DETACH";
+	if (!ptrace(PTRACE_DETACH, tid, 0, sig))
+		return 0;
+undo:
+	err = errno;
+	/* Leave no thread traced: a traced thread would hold the group. */
+	for (i = 0; i < 1000 && ptrace(PTRACE_DETACH, tid, 0, 0); i++) {
+		waitpid(tid, &status, __WALL | WNOHANG);
+		wl_usleep(1000);
+	}
+fail:
+	snprintf(ptrace_why, sizeof(ptrace_why), "%s: %s", step, strerror(err));
+	return -1;
 }
 
 static void sig_storm(void *arg, double end)
@@ -822,23 +835,19 @@ static void scenario_signals(struct outcome *o)
 	struct sig_run s = { .sh = sh };
 	struct counters before;
 	struct ledger w;
-	pthread_t reader;
 
 	counters_read(&before);
 	s.pid = wl_spawn(sh, nr_threads, WL_BLOCKING, 32, sig_setup, NULL);
 	witness_open(&w, s.pid);
-	ledgers[nr_ledgers++] = &w;
-	reader = reader_start();
-	start_all(sh);
-	run_for(seconds, sig_storm, &s);
-	workload_exit_check(o, wl_stop(sh, s.pid));
-	reader_finish(reader);
+	run_watched(o, sh, s.pid, sig_storm, &s);
 	printf("# %llu SIGUSR1 sent, %llu handler runs; %llu group stops; %llu ptrace stops (%llu attempts failed)\n",
 	       (unsigned long long)s.sent,
 	       (unsigned long long)sh->handler_runs,
 	       (unsigned long long)s.group_stops,
 	       (unsigned long long)s.ptrace_stops,
 	       (unsigned long long)s.ptrace_failed);
+	if (s.ptrace_failed)
+		printf("# the last failed ptrace stop: %s\n", ptrace_why);
 	close_books(o, &before, false, true);
 	if (!sh->handler_runs || !s.group_stops || !s.ptrace_stops)
 		fail(o, "%s", "not every kind of stop or signal happened");
@@ -889,7 +898,6 @@ static void scenario_sessions(struct outcome *o)
 	struct ledger *all[MAX_LEDGERS] = { &a, &b, &c, &d };
 	struct cross x = { .all = all };
 	struct counters before;
-	pthread_t reader;
 	char buf[256];
 	int fd, err, i;
 
@@ -917,11 +925,7 @@ static void scenario_sessions(struct outcome *o)
 	for (i = 0; i < MAX_LEDGERS; i++)
 		ledgers[nr_ledgers++] = all[i];
 
-	reader = reader_start();
-	start_all(sh);
-	run_for(seconds, NULL, NULL);
-	workload_exit_check(o, wl_stop(sh, x.pid));
-	reader_finish(reader);
+	run_watched(o, sh, x.pid, NULL, NULL);
 
 	for (i = 0; i < MAX_LEDGERS; i++)
 		ledger_for_each_sampled(all[i], cross_one, &x);
