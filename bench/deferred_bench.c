@@ -23,6 +23,7 @@
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,12 +311,18 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(double), cmp_double);
+	return v[n / 2];
+}
+
 /*
  * The workload's time per entry, and what each sample costs it. The three
  * modes take turns, round after round, and each keeps its median: the
  * guest shares the host's CPUs, so absolute times drift; ratios hold.
  */
-#define COST_ROUNDS	9
+#define COST_ROUNDS	15
 
 static void bench_cost(void)
 {
@@ -323,7 +330,7 @@ static void bench_cost(void)
 		{ 8, 1 }, { 32, 1 }, { 128, 1 }, { 32, 4 }, { 128, 4 },
 	};
 	int iters = smoke ? 50 : 2000, rounds = smoke ? 1 : COST_ROUNDS;
-	double ns[3][COST_ROUNDS], med[3];
+	double ns[3][COST_ROUNDS], med[3], d[COST_ROUNDS];
 	long walk_ns = 0, walks = 0, w0, n0;
 	struct events ev[3];
 	int di, m, r;
@@ -351,21 +358,25 @@ static void bench_cost(void)
 				}
 			}
 		}
-		for (m = NONE; m <= DEFERRED; m++) {
-			events_close(&ev[m]);
-			qsort(ns[m], rounds, sizeof(double), cmp_double);
-			med[m] = ns[m][rounds / 2];
-			emit("cost", name, mode_name[m], "ns_per_syscall", med[m]);
+		/* per round, then the median: drift between rounds cancels */
+		for (m = CLASSIC; m <= DEFERRED; m++) {
+			for (r = 0; r < rounds; r++)
+				d[r] = (ns[m][r] - ns[NONE][r]) / cases[di].k;
+			emit("cost", name, mode_name[m], "ns_per_sample",
+			     median(d, rounds));
 		}
-		emit("cost", name, "classic", "ns_per_sample",
-		     (med[CLASSIC] - med[NONE]) / cases[di].k);
-		emit("cost", name, "deferred", "ns_per_sample",
-		     (med[DEFERRED] - med[NONE]) / cases[di].k);
 		if (walks)
 			emit("cost", name, "deferred", "walk_ns_per_sample",
 			     (double)walk_ns / walks / cases[di].k);
-		emit("cost", name, "deferred", "cost_vs_classic",
-		     (med[DEFERRED] - med[NONE]) / (med[CLASSIC] - med[NONE]));
+		for (r = 0; r < rounds; r++)
+			d[r] = (ns[DEFERRED][r] - ns[NONE][r]) /
+			       (ns[CLASSIC][r] - ns[NONE][r]);
+		emit("cost", name, "deferred", "cost_vs_classic", median(d, rounds));
+		for (m = NONE; m <= DEFERRED; m++) {
+			events_close(&ev[m]);
+			med[m] = median(ns[m], rounds);
+			emit("cost", name, mode_name[m], "ns_per_syscall", med[m]);
+		}
 		emit("cost", name, "classic", "slowdown_pct", 100 * (med[CLASSIC] / med[NONE] - 1));
 		emit("cost", name, "deferred", "slowdown_pct", 100 * (med[DEFERRED] / med[NONE] - 1));
 	}
@@ -477,7 +488,21 @@ static void probes_collect(double sum_ns[NR_PROBES], long calls[NR_PROBES])
 	fclose(f);
 }
 
-#define OVERFLOW_ROUNDS	11
+#define OVERFLOW_ROUNDS	15
+
+/* Run on CPU 0 only (@on), or on every CPU again. */
+static void pin_cpu0(bool on)
+{
+	cpu_set_t set;
+	int cpu;
+
+	CPU_ZERO(&set);
+	for (cpu = 0; cpu < (on ? 1 : (int)sysconf(_SC_NPROCESSORS_ONLN)) &&
+	     cpu < CPU_SETSIZE; cpu++)
+		CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity");
+}
 
 /* Mean ns per call of each probed function in one traced run of @mode. */
 static void overflow_round(enum mode mode, int depth, int k, int iters,
@@ -508,12 +533,6 @@ static void overflow_round(enum mode mode, int depth, int k, int iters,
 	*tw_per_out = calls[OUT] ? (double)calls[TW] / calls[OUT] : 0;
 }
 
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(double), cmp_double);
-	return v[n / 2];
-}
-
 static void bench_overflow(void)
 {
 	static const struct { int depth, k; } cases[] = {
@@ -521,15 +540,11 @@ static void bench_overflow(void)
 	};
 	int iters = smoke ? 20 : 2000, rounds = smoke ? 1 : OVERFLOW_ROUNDS;
 	double v[3][NR_PROBES][OVERFLOW_ROUNDS], ratio[OVERFLOW_ROUNDS];
-	double mean[NR_PROBES], med[3][NR_PROBES], per_out;
-	cpu_set_t one;
+	double d[OVERFLOW_ROUNDS], mean[NR_PROBES], per_out;
 	int di, m, p, r;
 	char name[32];
 
-	CPU_ZERO(&one);
-	CPU_SET(0, &one);
-	if (sched_setaffinity(0, sizeof(one), &one))
-		die("sched_setaffinity");
+	pin_cpu0(true);
 	if (probes_setup()) {
 		probes_teardown();
 		die("kprobe events in " TRACEFS);
@@ -547,32 +562,38 @@ static void bench_overflow(void)
 					ratio[r] = per_out;
 			}
 		}
-		for (m = NONE; m <= DEFERRED; m++)
-			for (p = 0; p < NR_PROBES; p++)
-				med[m][p] = median(v[m][p], rounds);
+		/*
+		 * Each round's modes ran back to back: take the probes' cost
+		 * off within the round, then the median over the rounds
+		 * (drift between rounds cancels).
+		 */
 		per_out = median(ratio, rounds);
 		for (m = CLASSIC; m <= DEFERRED; m++) {
-			double cc = med[m][CC] - med[NONE][CC];
-			double out = med[m][OUT] - med[NONE][OUT];
-			double tw = 0;
+			double cc, out, tw = 0;
 
+			for (r = 0; r < rounds; r++)
+				d[r] = v[m][CC][r] - v[NONE][CC][r];
+			cc = median(d, rounds);
+			for (r = 0; r < rounds; r++)
+				d[r] = v[m][OUT][r] - v[NONE][OUT][r];
+			out = median(d, rounds);
 			emit("overflow", name, mode_name[m], "callchain_ns", cc);
 			emit("overflow", name, mode_name[m], "overflow_ns", out);
 			if (m == DEFERRED) {
 				/* one probe pair's cost, as measured on perf_callchain() */
-				tw = med[m][TW] - med[NONE][CC];
+				for (r = 0; r < rounds; r++)
+					d[r] = v[m][TW][r] - v[NONE][CC][r];
+				tw = median(d, rounds);
 				emit("overflow", name, mode_name[m], "task_work_ns_per_entry", tw);
 				tw *= per_out;
 			}
 			emit("overflow", name, mode_name[m], "total_ns_per_sample", out + tw);
 		}
-		emit("overflow", name, "none", "probe_pair_ns", med[NONE][CC]);
+		emit("overflow", name, "none", "probe_pair_ns",
+		     median(v[NONE][CC], rounds));
 	}
 	probes_teardown();
-	CPU_ZERO(&one);
-	for (p = 0; p < (int)sysconf(_SC_NPROCESSORS_ONLN) && p < CPU_SETSIZE; p++)
-		CPU_SET(p, &one);
-	sched_setaffinity(0, sizeof(one), &one);
+	pin_cpu0(false);
 }
 
 /*
@@ -605,7 +626,8 @@ static void irq_events_open(struct events *ev, enum mode mode)
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	attr.sample_period = 20000;	/* 20 us: as often as the timer goes */
+	/* 100 us: the spin, not the samples, still takes most of the time */
+	attr.sample_period = 100000;
 	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			   PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
 	attr.sample_id_all = 1;
@@ -624,44 +646,59 @@ static void irq_events_open(struct events *ev, enum mode mode)
 		die("mmap");
 }
 
+#define IRQ_ROUNDS	21
+
+/*
+ * The host's speed under the emulator moves in phases of a second or so:
+ * each round runs the three modes in short slices that take turns, so a
+ * phase slows them alike.
+ */
+#define IRQ_SLICES	10
+
 static void bench_irqcost(void)
 {
 	static const int depths[] = { 32, 128 };
-	long spins = smoke ? 100000 : 10000000;
-	int rounds = smoke ? 1 : COST_ROUNDS, di, m, r;
-	double per[3][COST_ROUNDS], t[3][COST_ROUNDS], t0;
+	long spins = smoke ? 100000 : 40000000;
+	int rounds = smoke ? 1 : IRQ_ROUNDS, di, m, r, i, sl;
+	double per[3][IRQ_ROUNDS], t[3], ratio[IRQ_ROUNDS], t0;
 	struct events ev[3];
 	struct tally ta;
 	char name[32];
 
+	pin_cpu0(true);
 	for (di = 0; di < 2; di++) {
 		snprintf(name, sizeof(name), "cpu-clock,depth=%d", depths[di]);
 		for (m = NONE; m <= DEFERRED; m++)
 			irq_events_open(&ev[m], m);
 		for (r = 0; r < rounds; r++) {
-			for (m = NONE; m <= DEFERRED; m++) {
-				events_enable(&ev[m], 1);
-				t0 = now_ns();
-				spin_at(depths[di], spins);
-				t[m][r] = now_ns() - t0;
-				events_enable(&ev[m], 0);
-				per[m][r] = 0;
-				if (m == NONE)
-					continue;
-				tally(&ev[m], &ta);
-				if (ta.samples)
-					per[m][r] = (t[m][r] - t[NONE][r]) / ta.samples;
+			t[NONE] = t[CLASSIC] = t[DEFERRED] = 0;
+			for (sl = 0; sl < IRQ_SLICES; sl++) {
+				/* odd slices reverse the order: trends cancel */
+				for (i = 0; i <= DEFERRED; i++) {
+					m = sl % 2 ? DEFERRED - i : i;
+					events_enable(&ev[m], 1);
+					t0 = now_ns();
+					spin_at(depths[di], spins / IRQ_SLICES);
+					t[m] += now_ns() - t0;
+					events_enable(&ev[m], 0);
+				}
 			}
+			for (m = CLASSIC; m <= DEFERRED; m++) {
+				tally(&ev[m], &ta);
+				per[m][r] = ta.samples ? (t[m] - t[NONE]) / ta.samples : 0;
+			}
+			ratio[r] = per[CLASSIC][r] ? per[DEFERRED][r] / per[CLASSIC][r] : 0;
 		}
 		for (m = CLASSIC; m <= DEFERRED; m++) {
 			events_close(&ev[m]);
-			qsort(per[m], rounds, sizeof(double), cmp_double);
 			emit("irqcost", name, mode_name[m], "ns_per_sample",
-			     per[m][rounds / 2]);
+			     median(per[m], rounds));
 		}
+		/* the median of the rounds' own ratios: drift between rounds cancels */
 		emit("irqcost", name, "deferred", "cost_vs_classic",
-		     per[DEFERRED][rounds / 2] / per[CLASSIC][rounds / 2]);
+		     median(ratio, rounds));
 	}
+	pin_cpu0(false);
 }
 
 /*
@@ -902,9 +939,10 @@ int main(int argc, char **argv)
 		const char *name;
 		void (*fn)(void);
 	} benches[] = {
+		/* first: kprobe timings suffer most from what ran before */
+		{ "overflow", bench_overflow },
 		{ "bytes", bench_bytes }, { "lost", bench_lost },
 		{ "cost", bench_cost }, { "irqcost", bench_irqcost },
-		{ "overflow", bench_overflow },
 		{ "complete", bench_complete },
 		{ "walk", bench_walk }, { "memory", bench_memory },
 	};
