@@ -1261,6 +1261,17 @@ static double now_ms(void)
 }
 
 /* Sample a user-space spin with @attr on this task; count what comes back. */
+/* 0 if @attr opens for @pid on @cpu (the event is closed again), else errno. */
+static int open_errno(struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	int fd = sys_perf_event_open(attr, pid, cpu, -1, 0);
+
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
 static int perms_sample(struct perf_event_attr *attr, int *deferred,
 			int *mine, int *foreign)
 {
@@ -1309,7 +1320,7 @@ static int perms_sample(struct perf_event_attr *attr, int *deferred,
 static void perms_child(struct perms_result *res, pid_t root_task)
 {
 	struct perf_event_attr attr;
-	int fd, unused = 0;
+	int unused = 0;
 
 	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
 		_exit(2);
@@ -1322,18 +1333,12 @@ static void perms_child(struct perms_result *res, pid_t root_task)
 	res->self_err = perms_sample(&attr, &res->self_deferred,
 				     &res->self_records, &res->foreign_records);
 
-	fd = sys_perf_event_open(&attr, root_task, -1, -1, 0);
-	res->other_err = fd < 0 ? errno : 0;
-	if (fd >= 0)
-		close(fd);
+	res->other_err = open_errno(&attr, root_task, -1);
 
 	attr_init(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
 	attr.defer_callchain = 0;
 	attr.exclude_kernel = 1;
-	fd = sys_perf_event_open(&attr, -1, 0, -1, 0);
-	res->cpu_err = fd < 0 ? errno : 0;
-	if (fd >= 0)
-		close(fd);
+	res->cpu_err = open_errno(&attr, -1, 0);
 
 	attr_init(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
 	attr.sample_period = 100000;
