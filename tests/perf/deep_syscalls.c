@@ -11,10 +11,12 @@
  * the frame pointer chain starts in a function of ours and no libc frame
  * without a frame pointer hides a caller.
  *
- * usage: deep_syscalls [-d DEPTH] [-n CALLS] [-b BYTES] [-g FILE] [-p]
+ * usage: deep_syscalls [-d DEPTH] [-n CALLS] [-b BYTES] [-g FILE] [-p] [-i]
  *   -d  frames of descend() between handle_request() and read_block() (16)
  *   -n  read(2) calls (1000)
  *   -b  bytes per read (4096)
+ *   -i  read standard input instead of /dev/zero (a pipe: the reads sleep),
+ *       until end of file or CALLS reads
  *   -g  first wait until FILE exists (a profiler attaching with -p)
  *   -p  then block in pause(2) until killed, to be caught in the kernel
  */
@@ -62,22 +64,27 @@ static long __attribute__((noinline)) handle_request(int depth, int fd, size_t b
 	return ret;
 }
 
-static int __attribute__((noinline)) serve(int depth, long calls, size_t bytes)
+static int __attribute__((noinline)) serve(int depth, long calls, size_t bytes,
+					   int in)
 {
-	int fd = open("/dev/zero", O_RDONLY);
-	long i;
+	int fd = in ? 0 : open("/dev/zero", O_RDONLY);
+	long i, ret;
 
 	if (fd < 0) {
 		perror("deep_syscalls: /dev/zero");
 		return 1;
 	}
 	for (i = 0; i < calls; i++) {
-		if (handle_request(depth, fd, bytes) != (long)bytes) {
+		ret = handle_request(depth, fd, bytes);
+		if (in && ret == 0)
+			break;
+		if (in ? ret < 0 : ret != (long)bytes) {
 			fprintf(stderr, "deep_syscalls: short read\n");
 			return 1;
 		}
 	}
-	close(fd);
+	if (!in)
+		close(fd);
 	return 0;
 }
 
@@ -98,9 +105,9 @@ int main(int argc, char **argv)
 {
 	long depth = 16, calls = 1000, bytes = 4096;
 	const char *go = NULL;
-	int block = 0, opt, ret;
+	int block = 0, in = 0, opt, ret;
 
-	while ((opt = getopt(argc, argv, "d:n:b:g:p")) != -1) {
+	while ((opt = getopt(argc, argv, "d:n:b:g:pi")) != -1) {
 		switch (opt) {
 		case 'd':
 			depth = number(optarg, 1, 10000, "-d (depth)");
@@ -117,8 +124,11 @@ int main(int argc, char **argv)
 		case 'p':
 			block = 1;
 			break;
+		case 'i':
+			in = 1;
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-d DEPTH] [-n CALLS] [-b BYTES] [-g FILE] [-p]\n",
+			fprintf(stderr, "usage: %s [-d DEPTH] [-n CALLS] [-b BYTES] [-g FILE] [-p] [-i]\n",
 				argv[0]);
 			return 2;
 		}
@@ -128,7 +138,7 @@ int main(int argc, char **argv)
 
 		nanosleep(&ms, NULL);
 	}
-	ret = serve(depth, calls, bytes);
+	ret = serve(depth, calls, bytes, in);
 	if (!ret && block)
 		pause();
 	return ret;

@@ -200,6 +200,55 @@ class Tests:
         if st.get('CALLCHAIN_DEFERRED', 0) >= st.get('SAMPLE', 0):
             raise Failed('no kernel entry shared its record between samples')
 
+    def test_kernel_only_event_gets_its_user_frames(self):
+        """cpu-clock:k is exclude_user: its samples are in the kernel, and
+        perf record makes it the event that receives the records."""
+        data = self.path('kernel-only.data')
+        record(data, 'fp,defer', ['cpu-clock:k'],
+               ['-d', str(DEPTH), '-n', '60', '-b', '262144'], ['-q', '-c', '50000'])
+        attrs = run([PERF, 'evlist', '-v', '-i', data])[0]
+        if 'exclude_user: 1' not in attrs or 'defer_output: 1' not in attrs:
+            raise Failed('cpu-clock:k is not an exclude_user event that receives records: %s' %
+                         attrs.strip())
+        items, err = script(data)
+        reads = read_samples(items)
+        missing = [it for it in items if it.get('missing')]
+        st = stats(data)
+        print('# %d samples, %d records, %d in read(2), %d without a record' %
+              (st.get('SAMPLE', 0), st.get('CALLCHAIN_DEFERRED', 0), len(reads), len(missing)))
+        if missing or 'samples got no deferred' in err:
+            raise Failed('%d exclude_user samples got no user part: %s' %
+                         (len(missing), err.strip()[-300:]))
+        if len(reads) < 5:
+            raise Failed('only %d samples in read(2) with their user frames' % len(reads))
+        for it in reads:
+            check_chain(it, it['head'])
+
+    def test_cpu_limited_recording_keeps_its_records(self):
+        """perf record -C 0 of a workload that sleeps in read(2) of a pipe
+        and wakes up on either CPU: every sample taken on CPU 0 gets its
+        record, also when the task returns to user space on CPU 1."""
+        if os.cpu_count() < 2:
+            raise Skipped('needs two CPUs')
+        data = self.path('cpu0.data')
+        feed = 'i=0; while [ $i -lt 150 ]; do echo x; sleep 0.005; i=$((i + 1)); done'
+        run([PERF, 'record', '-o', data, '--call-graph', 'fp,defer', '-q', '-C', '0',
+             '-e', 'context-switches', '-c', '1', '--', 'sh', '-c',
+             '(%s) | %s -i -d %d -n 1000' % (feed, WORKLOAD, DEPTH)])
+        items, err = script(data)
+        mine = [it for it in items if 'record' not in it and it['head'].startswith('deep_syscalls')]
+        missing = [it for it in mine if it.get('missing')]
+        st = stats(data)
+        print('# %d samples of the workload on CPU 0, %d records, %d without a record' %
+              (len(mine), st.get('CALLCHAIN_DEFERRED', 0), len(missing)))
+        if not mine:
+            raise Failed('no sample of the workload on CPU 0')
+        if missing:
+            raise Failed('%d of its samples on CPU 0 got no record' % len(missing))
+        reads = read_samples(mine)
+        for it in reads:
+            check_chain(it, it['head'])
+
     def test_no_merge_shows_records_with_the_samples_cookies(self):
         items, _ = script(self.deferred_file(), '--no-merge-callchains')
         samples = [it for it in items if 'record' not in it]

@@ -37,14 +37,26 @@ struct unwind_work {
 #ifdef CONFIG_UNWIND_DEFERRED
 
 int unwind_deferred_init(struct unwind_work *work, unwind_callback_t func);
-int unwind_deferred_request(struct unwind_work *work, u64 *cookie);
+int unwind_deferred_request_max(struct unwind_work *work, u64 *cookie,
+				unsigned int max_entries);
 void unwind_deferred_cancel(struct unwind_work *work);
 
 void unwind_task_init(struct task_struct *task);
 void unwind_task_free(struct task_struct *task);
 void unwind_deferred_task_exit(struct task_struct *task);
-void unwind_deferred_task_exec(struct task_struct *task);
+void unwind_deferred_exec_begin(void);
+void unwind_deferred_exec_end(void);
 bool __unwind_reset_info(void);
+
+/*
+ * unwind_deferred_request - unwind_deferred_request_max() for the whole
+ * stack (as many entries as the per-task cache holds).
+ */
+static inline int unwind_deferred_request(struct unwind_work *work,
+					  u64 *cookie)
+{
+	return unwind_deferred_request_max(work, cookie, UINT_MAX);
+}
 
 /*
  * On every return to user space, with interrupts disabled: a new entry
@@ -65,6 +77,14 @@ static inline int unwind_deferred_init(struct unwind_work *work,
 	return -EOPNOTSUPP;
 }
 
+static inline int unwind_deferred_request_max(struct unwind_work *work,
+					      u64 *cookie,
+					      unsigned int max_entries)
+{
+	*cookie = 0;
+	return -EOPNOTSUPP;
+}
+
 static inline int unwind_deferred_request(struct unwind_work *work,
 					  u64 *cookie)
 {
@@ -76,7 +96,8 @@ static inline void unwind_deferred_cancel(struct unwind_work *work) { }
 static inline void unwind_task_init(struct task_struct *task) { }
 static inline void unwind_task_free(struct task_struct *task) { }
 static inline void unwind_deferred_task_exit(struct task_struct *task) { }
-static inline void unwind_deferred_task_exec(struct task_struct *task) { }
+static inline void unwind_deferred_exec_begin(void) { }
+static inline void unwind_deferred_exec_end(void) { }
 static inline void unwind_reset_info(void) { }
 
 #endif /* CONFIG_UNWIND_DEFERRED */

@@ -8,11 +8,13 @@
  * struct unwind_cache - the user stack of the current entry context
  * @nr_entries: entries stored
  * @valid: @entries hold this entry context's walk
+ * @truncated: the walk stopped at its entry limit with frames left
  * @entries: the walk, innermost first
  */
 struct unwind_cache {
 	unsigned int		nr_entries;
 	bool			valid;
+	bool			truncated;
 	unsigned long		entries[];
 };
 
@@ -23,6 +25,8 @@ struct unwind_cache {
  *	  also from NMI
  * @done: users whose callback already ran in this entry context
  * @cookie: the cookie of this entry context, 0 until the first request
+ * @max_entries: the most entries any request of this entry context needs
+ * @in_exec: in execve(), between unwind_deferred_exec_begin() and _end()
  * @cache: the walk, allocated on the task's first walk
  * @work: the task work that walks the stack and runs the callbacks
  */
@@ -30,6 +34,8 @@ struct unwind_task_info {
 	unsigned long		mask;
 	unsigned long		done;
 	u64			cookie;
+	unsigned int		max_entries;
+	bool			in_exec;
 	struct unwind_cache	*cache;
 	struct callback_head	work;
 };

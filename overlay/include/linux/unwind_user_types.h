@@ -18,10 +18,13 @@ enum unwind_user_type {
  * struct unwind_stacktrace - a user space call chain
  * @nr: number of valid entries
  * @entries: return addresses, innermost (the interrupted IP) first
+ * @walk_ns: how long the deferred walk that filled @entries took; 0 when
+ *	     it reused an earlier walk of the same entry context
  */
 struct unwind_stacktrace {
 	unsigned int	nr;
 	unsigned long	*entries;
+	u64		walk_ns;
 };
 
 /**

@@ -29,6 +29,7 @@
 #include <linux/srcu.h>
 #include <linux/task_work.h>
 #include <linux/unwind_deferred.h>
+#include <linux/uprobes.h>
 #include <linux/unwind_user.h>
 
 #include <asm/local64.h>
@@ -51,9 +52,11 @@ static_assert(UNWIND_MAX_USERS >= 32);
 #define UNWIND_MAX_ENTRIES \
 	((SZ_4K - sizeof(struct unwind_cache)) / sizeof(unsigned long))
 
-/* A cookie is a per-CPU sequence number above the CPU number plus one. */
-#define UNWIND_COOKIE_CPU_BITS	16
-static_assert(CONFIG_NR_CPUS < (1 << UNWIND_COOKIE_CPU_BITS));
+/*
+ * A cookie is a per-CPU sequence number above the CPU number plus one, which
+ * takes fls(nr_cpu_ids) bits: non-zero and unique system wide, whatever the
+ * number of CPUs.
+ */
 
 static DEFINE_MUTEX(unwind_users_lock);
 static LIST_HEAD(unwind_users);
@@ -136,17 +139,33 @@ static u64 unwind_get_cookie(struct unwind_task_info *info)
 		return old;
 
 	new = (u64)local64_inc_return(this_cpu_ptr(&unwind_cookie_seq));
-	new = (new << UNWIND_COOKIE_CPU_BITS) | (smp_processor_id() + 1);
+	new = (new << fls(nr_cpu_ids)) | (smp_processor_id() + 1);
 
 	/* An NMI may have handed out a cookie since the read above. */
 	old = cmpxchg64_local(&info->cookie, 0, new);
 	return old ?: new;
 }
 
+/* The walk of this entry context must keep at least @nr entries. */
+static void unwind_want_entries(struct unwind_task_info *info,
+				unsigned int nr)
+{
+	unsigned int old = READ_ONCE(info->max_entries);
+
+	nr = min_t(unsigned int, nr, UNWIND_MAX_ENTRIES);
+	do {
+		if (old >= nr)
+			return;
+	} while (!try_cmpxchg(&info->max_entries, &old, nr));
+}
+
 /**
- * unwind_deferred_request - ask for the current task's user stack
+ * unwind_deferred_request_max - ask for the current task's user stack
  * @work: a user registered with unwind_deferred_init()
  * @cookie: set to the cookie of the current entry context, 0 on error
+ * @max_entries: the most entries this request needs (the walk goes as deep
+ *		 as the deepest request of the entry context, at most the
+ *		 per-task cache)
  *
  * Before the task returns to user space, @work's callback runs once with the
  * user stack and the same cookie. Every request in one entry context gets
@@ -159,10 +178,12 @@ static u64 unwind_get_cookie(struct unwind_task_info *info)
  * during the callbacks or later on the way out), so no callback comes for
  * this request; -EINVAL for kernel threads, exiting tasks, a cancelled @work
  * or registers that are not user mode; -EBUSY in the few instructions in
- * which the task is leaving the kernel; -ESRCH if the task work could not
- * be queued.
+ * which the task is leaving the kernel, and while it replaces its image in
+ * execve() (between unwind_deferred_exec_begin() and _end()); -ESRCH if
+ * the task work could not be queued.
  */
-int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
+int unwind_deferred_request_max(struct unwind_work *work, u64 *cookie,
+				unsigned int max_entries)
 {
 	struct unwind_task_info *info = &current->unwind_info;
 	unsigned long flags, old, new, bit;
@@ -181,6 +202,13 @@ int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 
 	/* unwind_deferred_cancel() waits for this section (synchronize_rcu). */
 	local_irq_save(flags);
+
+	/* Set and read by this task only; an NMI runs to its end. */
+	if (READ_ONCE(info->in_exec)) {
+		unwind_stat_inc(UNWIND_STAT_BUSY);
+		ret = -EBUSY;
+		goto out;
+	}
 
 	nr = READ_ONCE(work->bit);
 	if (nr < 0) {
@@ -210,6 +238,7 @@ int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 			}
 			unwind_stat_inc(UNWIND_STAT_ALREADY_PENDING);
 			*cookie = unwind_get_cookie(info);
+			unwind_want_entries(info, max_entries);
 			ret = 1;
 			goto out;
 		}
@@ -217,6 +246,7 @@ int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 	} while (!try_cmpxchg(&info->mask, &old, new));
 
 	*cookie = unwind_get_cookie(info);
+	unwind_want_entries(info, max_entries);
 	ret = 0;
 
 	/* Another request queued the task work; it will see our bit. */
@@ -258,18 +288,50 @@ out:
 	local_irq_restore(flags);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(unwind_deferred_request);
+EXPORT_SYMBOL_GPL(unwind_deferred_request_max);
 
-/* The user stack of this entry context: walked once, then reused. */
+/*
+ * A pending uretprobe replaces the return address of the function it probes
+ * with its trampoline: put the real one back, innermost first, as classic
+ * perf callchains do.
+ */
+static void unwind_fixup_uretprobes(struct unwind_stacktrace *trace)
+{
+#ifdef CONFIG_UPROBES
+	struct uprobe_task *utask = current->utask;
+	struct return_instance *ri;
+	unsigned long tramp;
+	unsigned int i;
+
+	if (likely(!utask || !utask->return_instances))
+		return;
+	tramp = uprobe_get_trampoline_vaddr();
+	ri = utask->return_instances;
+	for (i = 0; ri && i < trace->nr; i++) {
+		if (trace->entries[i] == tramp) {
+			trace->entries[i] = ri->orig_ret_vaddr;
+			ri = ri->next;
+		}
+	}
+#endif
+}
+
+/*
+ * The user stack of this entry context: walked once, as deep as the deepest
+ * request, then reused (walked again only when a later request needs more
+ * than a walk that was cut short).
+ */
 static void unwind_deferred_trace(struct unwind_task_info *info,
 				  struct unwind_stacktrace *trace)
 {
 	struct unwind_cache *cache = info->cache;
+	unsigned int want;
 	u64 start;
 	int stop;
 
 	trace->nr = 0;
 	trace->entries = NULL;
+	trace->walk_ns = 0;
 
 	if (!cache) {
 		cache = kmalloc(SZ_4K, GFP_KERNEL);
@@ -281,16 +343,19 @@ static void unwind_deferred_trace(struct unwind_task_info *info,
 		info->cache = cache;
 	}
 
+	want = READ_ONCE(info->max_entries) ?: UNWIND_MAX_ENTRIES;
 	trace->entries = cache->entries;
-	if (cache->valid) {
-		trace->nr = cache->nr_entries;
+	if (cache->valid && (!cache->truncated || cache->nr_entries >= want)) {
+		trace->nr = min(cache->nr_entries, want);
 		unwind_stat_inc(UNWIND_STAT_CACHE_REUSES);
 		return;
 	}
 
 	start = local_clock();
-	stop = unwind_user(trace, UNWIND_MAX_ENTRIES);
-	unwind_stat_add(UNWIND_STAT_WALK_NS, local_clock() - start);
+	stop = unwind_user(trace, want);
+	unwind_fixup_uretprobes(trace);
+	trace->walk_ns = local_clock() - start;
+	unwind_stat_add(UNWIND_STAT_WALK_NS, trace->walk_ns);
 	unwind_stat_inc(UNWIND_STAT_WALKS);
 	unwind_stat_add(UNWIND_STAT_FRAMES, trace->nr);
 
@@ -312,6 +377,7 @@ static void unwind_deferred_trace(struct unwind_task_info *info,
 	}
 
 	cache->nr_entries = trace->nr;
+	cache->truncated = stop == UNWIND_USER_TRUNCATED;
 	cache->valid = true;
 }
 
@@ -396,6 +462,7 @@ bool __unwind_reset_info(void)
 	/* NMI requests see RESET and back off until the mask is clear. */
 	WRITE_ONCE(info->cookie, 0);
 	WRITE_ONCE(info->done, 0);
+	WRITE_ONCE(info->max_entries, 0);
 	if (info->cache)
 		info->cache->valid = false;
 	/* Order the clearing above before requests may start again. */
@@ -423,22 +490,30 @@ void unwind_deferred_task_exit(struct task_struct *task)
 }
 
 /**
- * unwind_deferred_task_exec - complete requests before the old image goes
- * @task: the current task, about to drop its old mm in execve()
+ * unwind_deferred_exec_begin - complete requests before execve() starts
  *
- * Runs pending callbacks against the old image under the old cookie, then
- * starts a new entry context so that requests made for the new image get a
- * new cookie.
+ * Called by execve() before it takes any lock. Runs pending callbacks
+ * against the old image, under the old cookie and the task's own tid (a
+ * non-leader thread takes the leader's tid in de_thread()), then starts a
+ * new entry context. Until unwind_deferred_exec_end(), requests get -EBUSY,
+ * so that their users take the stack at once: no deferred walk may straddle
+ * the tid change or the switch to the new mm. Page faults and callbacks
+ * thus run with no execve() lock held (cred_guard_mutex is taken later).
+ *
+ * Context: process context of the current task, may sleep.
  */
-void unwind_deferred_task_exec(struct task_struct *task)
+void unwind_deferred_exec_begin(void)
 {
-	struct unwind_task_info *info = &task->unwind_info;
+	struct unwind_task_info *info = &current->unwind_info;
 	bool reset;
 
-	/* An NMI may ask again at any point: loop until the reset happens. */
+	WRITE_ONCE(info->in_exec, true);
+	/* Requests from interrupts on this CPU see the flag from here on. */
+	barrier();
+
 	for (;;) {
 		if (READ_ONCE(info->mask) & UNWIND_PENDING) {
-			task_work_cancel(task, &info->work);
+			task_work_cancel(current, &info->work);
 			if (unwind_deferred_run(info))
 				unwind_stat_inc(UNWIND_STAT_EXEC_COMPLETIONS);
 			continue;
@@ -449,6 +524,20 @@ void unwind_deferred_task_exec(struct task_struct *task)
 		if (reset)
 			return;
 	}
+}
+
+/**
+ * unwind_deferred_exec_end - let requests be deferred again after execve()
+ *
+ * Called once the new mm is in place, or when execve() fails: requests from
+ * then on are walked on the return to user space, in the new image (or the
+ * old one, if execve() failed before its point of no return).
+ *
+ * Context: process context of the current task.
+ */
+void unwind_deferred_exec_end(void)
+{
+	WRITE_ONCE(current->unwind_info.in_exec, false);
 }
 
 /**
@@ -510,7 +599,12 @@ EXPORT_SYMBOL_GPL(unwind_deferred_init);
  *
  * After this returns, @work's callback is not running and never runs again,
  * and requests with @work fail with -EINVAL. Requests still pending for
- * @work are dropped. Calling it twice is harmless.
+ * @work are dropped. Calling it again after it returned is harmless; two
+ * concurrent calls for the same @work are not allowed.
+ *
+ * The users mutex is only held to take @work off the list: the grace
+ * periods and the walk over every thread run without it, so that
+ * registering other users does not wait for them.
  *
  * Context: process context, may sleep; not from @work's own callback.
  */
@@ -527,6 +621,8 @@ void unwind_deferred_cancel(struct unwind_work *work)
 	}
 	WRITE_ONCE(work->bit, -1);
 	list_del_rcu(&work->list);
+	/* The slot stays taken (unwind_users_bits) until it is clean. */
+	mutex_unlock(&unwind_users_lock);
 
 	/* Requests run with interrupts off; callbacks under SRCU. */
 	synchronize_rcu();
@@ -540,6 +636,7 @@ void unwind_deferred_cancel(struct unwind_work *work)
 	}
 	rcu_read_unlock();
 
+	mutex_lock(&unwind_users_lock);
 	__clear_bit(nr, &unwind_users_bits);
 	mutex_unlock(&unwind_users_lock);
 }

@@ -18,7 +18,8 @@
  *   kthread                        ask from a kernel thread (slot 0)
  *   arm-exit MASK                  ask in do_exit() of the writer's next exit
  *   arm-exec MASK                  ask when the writer's next execve starts,
- *                                  and again once the new image is set up
+ *                                  at its point of no return, and again once
+ *                                  the new image is set up
  *   ask-in-callback MASK           each slot in MASK asks again from its own
  *                                  callback (MASK 0 stops it)
  *   clear                          forget what was recorded
@@ -310,6 +311,13 @@ static int test_exec_begin_pre(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
+static int test_exec_mid_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	if (atomic_read(&exec_pid) == current->pid)
+		test_request("exec-mid", exec_mask, 1);
+	return 0;
+}
+
 static int test_exec_setup_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	pid_t pid = current->pid;
@@ -325,9 +333,16 @@ static struct kprobe kp_exit = {
 	.pre_handler = test_exit_pre,
 };
 
+/* Before execve() completes what is pending, takes a lock or a new mm. */
 static struct kprobe kp_exec_begin = {
-	.symbol_name = "begin_new_exec",
+	.symbol_name = "bprm_execve",
 	.pre_handler = test_exec_begin_pre,
+};
+
+/* The point of no return: tid and mm are about to change. */
+static struct kprobe kp_exec_mid = {
+	.symbol_name = "begin_new_exec",
+	.pre_handler = test_exec_mid_pre,
 };
 
 static struct kprobe kp_exec_setup = {
@@ -336,7 +351,7 @@ static struct kprobe kp_exec_setup = {
 };
 
 static struct kprobe *test_kprobes[] = {
-	&kp_exit, &kp_exec_begin, &kp_exec_setup,
+	&kp_exit, &kp_exec_begin, &kp_exec_mid, &kp_exec_setup,
 };
 
 static bool kprobes_on;

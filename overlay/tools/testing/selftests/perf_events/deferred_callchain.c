@@ -497,6 +497,24 @@ static long pmu_type(const char *name)
 	return type;
 }
 
+/* The bit of @field in a PMU's config ("config:N" in its format), or -1. */
+static int pmu_format_bit(const char *pmu, const char *field)
+{
+	char path[160];
+	int bit = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/format/%s",
+		 pmu, field);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "config:%d", &bit) != 1)
+		bit = -1;
+	fclose(f);
+	return bit;
+}
+
 enum kind { TRACEPOINT, CONTEXT_SWITCH, PAGE_FAULT, CPU_CLOCK, BREAKPOINT, UPROBE };
 
 FIXTURE(kind) {
@@ -1121,24 +1139,31 @@ TEST_F(defer, threads_and_cpus_get_their_own_cookies)
 	for (cpu = 0; cpu < ncpu; cpu++)
 		ioctl(fd[cpu], PERF_EVENT_IOC_DISABLE, 0);
 
-	/* Two entries per thread, one per CPU for this task. */
+	/*
+	 * Two entries per thread, one per CPU for this task. Each CPU's buffer
+	 * has one record for every entry sampled on that CPU (an entry whose
+	 * task slept on one CPU and was sampled again on another has a record
+	 * in both buffers).
+	 */
 	want = 4 + ncpu;
-	for (cpu = 0; cpu < ncpu; cpu++)
+	for (cpu = 0; cpu < ncpu; cpu++) {
 		rb_drain(&rb[cpu], self->x.recs);
-	for (i = 0; i < self->x.recs->n && n < 64; i++) {
-		if (!parse_sample(self->x.recs->r[i], &s) || !sample_cookie(&s))
-			continue;
-		for (j = 0; j < n; j++)
-			if (cookies[j] == sample_cookie(&s))
-				break;
-		if (j < n)
-			continue;	/* another sample of the same entry */
-		cookies[n++] = sample_cookie(&s);
-		ASSERT_EQ(1, count_deferred(self->x.recs, sample_cookie(&s), &d)) {
-			TH_LOG("cookie %#llx: no single record",
-			       (unsigned long long)sample_cookie(&s));
+		for (i = 0; i < self->x.recs->n; i++) {
+			if (!parse_sample(self->x.recs->r[i], &s) || !sample_cookie(&s))
+				continue;
+			ASSERT_EQ(1, count_deferred(self->x.recs, sample_cookie(&s), &d)) {
+				TH_LOG("CPU %d, cookie %#llx: %d records in its buffer", cpu,
+				       (unsigned long long)sample_cookie(&s),
+				       count_deferred(self->x.recs, sample_cookie(&s), NULL));
+			}
+			EXPECT_EQ(s.tid, d.tid) TH_LOG("a record names another thread");
+			for (j = 0; j < n; j++)
+				if (cookies[j] == sample_cookie(&s))
+					break;
+			if (j == n && n < 64)
+				cookies[n++] = sample_cookie(&s);
 		}
-		EXPECT_EQ(s.tid, d.tid) TH_LOG("a record names another thread");
+		recs_free(self->x.recs);
 	}
 	EXPECT_LE(want, n) TH_LOG("%d distinct cookies; expected %d", n, want);
 	for (cpu = 0; cpu < ncpu; cpu++) {
@@ -1229,11 +1254,443 @@ TEST_F(defer, fork_with_request_pending)
 }
 
 /*
+ * Who gets a record: every sample that deferred must find its record in
+ * its own ring buffer, and no event may get records its session never
+ * asked for.
+ */
+
+/* An exclude_user event samples in the kernel; its callchain keeps the user part. */
+TEST_F(defer, exclude_user_event_gets_its_records)
+{
+	struct perf_event_attr attr;
+	struct sample s;
+
+	switch_attr(&attr);
+	attr.exclude_user = 1;
+	open_mapped(_metadata, &self->x, 0, &attr, 0, -1);
+	run_sleep_chain(&self->x, self->x.fd[0]);
+	ASSERT_LE(1, wait_matched(&self->x.rb[0], self->x.recs, gettid(), 1)) {
+		rb_drain(&self->x.rb[0], self->x.recs);
+		TH_LOG("%s: its samples deferred, but no record came",
+		       first_deferred_sample(self->x.recs, gettid(), &s) ?
+		       "exclude_user" : "no deferred sample at all");
+	}
+	check_all(_metadata, &self->x, gettid(), 1, 0);
+}
+
+FIXTURE_VARIANT(disabled) {
+	int enable_on_exec;
+};
+
+FIXTURE(disabled) {
+	struct ctx x;
+};
+
+FIXTURE_SETUP(disabled)
+{
+	ctx_setup(_metadata, &self->x);
+}
+
+FIXTURE_TEARDOWN(disabled)
+{
+	ctx_teardown(&self->x);
+}
+
+FIXTURE_VARIANT_ADD(disabled, by_ioctl) { 0 };
+FIXTURE_VARIANT_ADD(disabled, waiting_for_exec) { 1 };
+
+/*
+ * A disabled defer_output event (never enabled, or waiting for exec) gets
+ * no records of entries that another session sampled.
+ */
+TEST_F(disabled, event_gets_no_other_sessions_records)
+{
+	struct perf_event_attr attr, off;
+	struct recs *other;
+	int n;
+
+	switch_attr(&attr);
+	open_mapped(_metadata, &self->x, 0, &attr, 0, -1);
+	memset(&off, 0, sizeof(off));
+	off.size = sizeof(off);
+	off.type = PERF_TYPE_SOFTWARE;
+	off.config = PERF_COUNT_SW_DUMMY;
+	off.sample_type = PERF_SAMPLE_TID;
+	off.sample_id_all = 1;
+	off.defer_output = 1;
+	off.disabled = 1;
+	off.enable_on_exec = variant->enable_on_exec;
+	open_mapped(_metadata, &self->x, 1, &off, 0, -1);
+
+	run_sleep_chain(&self->x, self->x.fd[0]);
+	ASSERT_LE(1, wait_matched(&self->x.rb[0], self->x.recs, gettid(), 1)) {
+		TH_LOG("the enabled session got no record");
+	}
+	other = calloc(1, sizeof(*other));
+	ASSERT_TRUE(!!other);
+	rb_drain(&self->x.rb[1], other);
+	n = count_type(other, PERF_RECORD_CALLCHAIN_DEFERRED);
+	recs_free(other);
+	free(other);
+	EXPECT_EQ(0, n) TH_LOG("a disabled event got %d records it never asked for", n);
+}
+
+/*
+ * The task is sampled on CPU 0 as it goes to sleep, moved to CPU 1 while
+ * it sleeps, and returns to user space there: the record belongs to the
+ * events of CPU 0, where the sample was taken. A session limited to CPU 1
+ * never sampled it and gets nothing.
+ */
+FIXTURE(migrate) {
+	struct ctx x;
+	struct rb rb1;
+	int fd1;
+};
+
+FIXTURE_VARIANT(migrate) {
+	int per_task;	/* events of the task bound to a CPU, else CPU-wide */
+};
+
+FIXTURE_VARIANT_ADD(migrate, cpu_wide) { 0 };
+FIXTURE_VARIANT_ADD(migrate, per_task_per_cpu) { 1 };
+
+FIXTURE_SETUP(migrate)
+{
+	ctx_setup(_metadata, &self->x);
+	self->fd1 = -1;
+	memset(&self->rb1, 0, sizeof(self->rb1));
+}
+
+FIXTURE_TEARDOWN(migrate)
+{
+	rb_unmap(&self->rb1);
+	if (self->fd1 >= 0)
+		close(self->fd1);
+	ctx_teardown(&self->x);
+}
+
+struct sleeper {
+	struct chain *c;
+	pid_t tid;
+	int go[2];
+};
+
+static int pin(pid_t tid, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(tid, sizeof(set), &set);
+}
+
+static void *sleeper_fn(void *p)
+{
+	static const struct timespec nap = { 0, 300 * 1000 * 1000 };
+	struct sleeper *sl = p;
+	char byte;
+
+	if (pin(0, 0))
+		return NULL;
+	__atomic_store_n(&sl->tid, gettid(), __ATOMIC_RELEASE);
+	if (read(sl->go[0], &byte, 1) != 1)
+		return NULL;
+	chain_syscall(sl->c, DEPTH, __NR_nanosleep, (long)&nap, 0, 0);
+	return NULL;
+}
+
+/* Report the tid, wait for the go, then execve() from the chain. */
+static void *exec_thread_fn(void *p)
+{
+	struct sleeper *sl = p;
+	char byte;
+
+	__atomic_store_n(&sl->tid, gettid(), __ATOMIC_RELEASE);
+	if (read(sl->go[0], &byte, 1) != 1)
+		return NULL;
+	chain_syscall(sl->c, DEPTH, __NR_execve, sl->c->a, sl->c->b, sl->c->c);
+	return NULL;
+}
+
+TEST_F(migrate, record_goes_to_the_cpu_of_the_sample)
+{
+	struct perf_event_attr attr;
+	struct recs *other;
+	struct sleeper sl;
+	struct sample s;
+	pthread_t th;
+	pid_t target;
+	char byte = 0;
+	int i, n, cpu;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs");
+	sl.c = self->x.c;
+	sl.tid = 0;
+	ASSERT_EQ(0, pipe(sl.go));
+	ASSERT_EQ(0, pthread_create(&th, NULL, sleeper_fn, &sl));
+	while (!__atomic_load_n(&sl.tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+
+	/* One session per CPU: a sampler that is also the receiver. */
+	switch_attr(&attr);
+	attr.disabled = 0;
+	target = variant->per_task ? sl.tid : -1;
+	for (cpu = 0; cpu < 2; cpu++) {
+		int fd = sys_perf_event_open(&attr, target, cpu, -1, 0);
+
+		ASSERT_LE(0, fd) TH_LOG("perf_event_open on CPU %d: %s", cpu, strerror(errno));
+		ASSERT_EQ(0, rb_map(cpu ? &self->rb1 : &self->x.rb[0], fd));
+		if (cpu)
+			self->fd1 = fd;
+		else
+			self->x.fd[0] = fd;
+	}
+
+	ASSERT_EQ(1, write(sl.go[1], &byte, 1));
+	usleep(100 * 1000);		/* asleep on CPU 0 by now */
+	ASSERT_EQ(0, pin(sl.tid, 1));	/* it wakes up on CPU 1 */
+	pthread_join(th, NULL);
+	ioctl(self->x.fd[0], PERF_EVENT_IOC_DISABLE, 0);
+	ioctl(self->fd1, PERF_EVENT_IOC_DISABLE, 0);
+
+	n = wait_matched(&self->x.rb[0], self->x.recs, sl.tid, 1);
+	ASSERT_TRUE(first_deferred_sample(self->x.recs, sl.tid, &s)) {
+		TH_LOG("no deferred sample of the sleeper on CPU 0");
+	}
+	ASSERT_LE(1, n) {
+		TH_LOG("CPU 0's session sampled the sleep but got no record");
+	}
+	check_all(_metadata, &self->x, sl.tid, 1, 0);
+
+	other = calloc(1, sizeof(*other));
+	ASSERT_TRUE(!!other);
+	rb_drain(&self->rb1, other);
+	for (i = 0; i < self->x.recs->n; i++) {
+		if (!parse_sample(self->x.recs->r[i], &s) || s.tid != sl.tid ||
+		    !sample_cookie(&s))
+			continue;
+		EXPECT_EQ(0, count_deferred(other, sample_cookie(&s), NULL)) {
+			TH_LOG("CPU 1's session got the record of a sample taken on CPU 0");
+		}
+	}
+	recs_free(other);
+	free(other);
+	close(sl.go[0]);
+	close(sl.go[1]);
+}
+
+/*
+ * A thread other than the leader calls execve(): it takes the leader's tid
+ * on the way. The record of its sample at the execve() entry carries the
+ * tid the sample carries.
+ */
+TEST_F(defer, exec_by_a_non_leader_thread)
+{
+	static char *const argv[] = { "true", NULL };
+	static char *const envp[] = { NULL };
+	struct perf_event_attr attr;
+	int status, tidp[2], go[2];
+	struct deferred d;
+	struct sample s;
+	pid_t pid, tid;
+	char byte = 0;
+	long id;
+
+	if (sizeof(long) == 4)
+		SKIP(return, "syscall tracepoints do not trace compat tasks");
+	if (access("/bin/true", X_OK))
+		SKIP(return, "no /bin/true");
+	id = tracepoint_id("syscalls/sys_enter_execve");
+	if (id < 0)
+		SKIP(return, "no syscalls:sys_enter_execve tracepoint");
+	ASSERT_EQ(0, pipe(tidp));
+	ASSERT_EQ(0, pipe(go));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct sleeper sl = { .c = self->x.c };
+		pthread_t th;
+
+		/* The thread reports its tid, waits, then execs. */
+		sl.go[0] = go[0];
+		if (pthread_create(&th, NULL, exec_thread_fn, &sl))
+			_exit(2);
+		while (!__atomic_load_n(&sl.tid, __ATOMIC_ACQUIRE))
+			usleep(1000);
+		if (write(tidp[1], &sl.tid, sizeof(sl.tid)) != sizeof(sl.tid))
+			_exit(3);
+		pthread_join(th, NULL);
+		_exit(4);	/* execve failed */
+	}
+	ASSERT_EQ(sizeof(tid), read(tidp[0], &tid, sizeof(tid)));
+	ASSERT_NE(pid, tid);
+	attr_init(&attr, PERF_TYPE_TRACEPOINT, id);
+	attr.disabled = 0;
+	open_mapped(_metadata, &self->x, 0, &attr, tid, -1);
+	self->x.c->a = (long)"/bin/true";
+	self->x.c->b = (long)argv;
+	self->x.c->c = (long)envp;
+	ASSERT_EQ(1, write(go[1], &byte, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) {
+		TH_LOG("the child did not exec /bin/true (status %#x)", status);
+	}
+
+	wait_matched(&self->x.rb[0], self->x.recs, tid, 1);
+	ASSERT_TRUE(first_deferred_sample(self->x.recs, tid, &s)) {
+		TH_LOG("no deferred sample of the thread at execve()");
+	}
+	ASSERT_EQ(1, count_deferred(self->x.recs, sample_cookie(&s), &d)) {
+		TH_LOG("the sample at execve() has no single record");
+	}
+	EXPECT_EQ(tid, d.tid) {
+		TH_LOG("the record names tid %u; the sample names %d (the leader is %d)",
+		       d.tid, tid, pid);
+	}
+	check_frames(_metadata, &d, self->x.c, 0);
+}
+
+/*
+ * A uretprobe replaces the return addresses of the function it probes with
+ * its trampoline; the record holds the real ones, as classic chains do.
+ */
+TEST_F(defer, uretprobe_trampolines_are_replaced)
+{
+	unsigned long want[MAX_TOP + 1 + MAX_DEPTH];
+	struct perf_event_attr attr, probe;
+	struct chain *real;
+	struct sample s;
+	struct deferred d;
+	long type, off;
+	int bit, fd, i, n;
+
+	type = pmu_type("uprobe");
+	bit = pmu_format_bit("uprobe", "retprobe");
+	off = file_offset((unsigned long)descend);
+	if (type < 0 || bit < 0 || off < 0)
+		SKIP(return, "no uprobe PMU with retprobe");
+
+	/* The addresses without the probe: the same calls, the same sites. */
+	run_sleep_chain(&self->x, -1);
+	real = malloc(sizeof(*real));
+	ASSERT_TRUE(!!real);
+	*real = *self->x.c;
+
+	memset(&probe, 0, sizeof(probe));
+	probe.size = sizeof(probe);
+	probe.type = type;
+	probe.config = 1ULL << bit;
+	probe.config1 = (unsigned long)"/proc/self/exe";
+	probe.config2 = off;
+	fd = sys_perf_event_open(&probe, 0, -1, -1, 0);
+	ASSERT_LE(0, fd) TH_LOG("uretprobe on descend(): %s", strerror(errno));
+
+	switch_attr(&attr);
+	open_mapped(_metadata, &self->x, 0, &attr, 0, -1);
+	run_sleep_chain(&self->x, self->x.fd[0]);
+	close(fd);
+
+	ASSERT_LE(1, wait_matched(&self->x.rb[0], self->x.recs, gettid(), 1));
+	ASSERT_TRUE(first_deferred_sample(self->x.recs, gettid(), &s));
+	ASSERT_EQ(1, count_deferred(self->x.recs, sample_cookie(&s), &d));
+	n = chain_frames(real, want);
+	ASSERT_LE(n, d.nr);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ((unsigned long long)want[i], d.ips[i]) {
+			TH_LOG("frame %d: %#llx, the real return address is %#lx",
+			       i, (unsigned long long)d.ips[i], want[i]);
+		}
+	}
+	free(real);
+}
+
+#define COUNTERS "/sys/kernel/debug/unwind_deferred/counters"
+
+/* A counter of the deferral core, or -1. */
+static long long core_counter(const char *name)
+{
+	char key[64];
+	long long v, ret = -1;
+	FILE *f = fopen(COUNTERS, "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", key, &v) == 2)
+		if (!strcmp(key, name))
+			ret = v;
+	fclose(f);
+	return ret;
+}
+
+#define DEEP		60
+#define SHALLOW		8
+
+/*
+ * A sampling event that keeps SHALLOW entries (--call-graph fp,8,defer),
+ * writing into the buffer of a receiver that has no limit: the record stops
+ * at SHALLOW, like the sample's classic chain would, and the walk reads no
+ * deeper than anyone waiting needs.
+ */
+TEST_F(defer, record_and_walk_keep_the_sampling_events_max_stack)
+{
+	unsigned long want[MAX_TOP + 1 + MAX_DEPTH];
+	struct perf_event_attr attr, dummy;
+	long long walks, frames;
+	struct deferred d;
+	struct sample s;
+	int i, n;
+
+	switch_attr(&attr);
+	attr.defer_output = 0;
+	attr.sample_max_stack = SHALLOW;
+	memset(&dummy, 0, sizeof(dummy));
+	dummy.size = sizeof(dummy);
+	dummy.type = PERF_TYPE_SOFTWARE;
+	dummy.config = PERF_COUNT_SW_DUMMY;
+	dummy.sample_type = PERF_SAMPLE_TID;
+	dummy.sample_id_all = 1;
+	dummy.defer_output = 1;
+	open_mapped(_metadata, &self->x, 1, &dummy, 0, -1);
+	self->x.fd[0] = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	ASSERT_LE(0, self->x.fd[0]) TH_LOG("perf_event_open: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(self->x.fd[0], PERF_EVENT_IOC_SET_OUTPUT, self->x.fd[1]));
+
+	walks = core_counter("walks");
+	frames = core_counter("frames");
+	ioctl(self->x.fd[0], PERF_EVENT_IOC_ENABLE, 0);
+	chain_syscall(self->x.c, DEEP, __NR_nanosleep, (long)&short_sleep, 0, 0);
+	ioctl(self->x.fd[0], PERF_EVENT_IOC_DISABLE, 0);
+
+	ASSERT_LE(1, wait_matched(&self->x.rb[1], self->x.recs, gettid(), 1));
+	ASSERT_TRUE(first_deferred_sample(self->x.recs, gettid(), &s));
+	ASSERT_EQ(1, count_deferred(self->x.recs, sample_cookie(&s), &d));
+	ASSERT_EQ(SHALLOW, d.nr) {
+		TH_LOG("the record has %llu entries; the sampling event keeps %d",
+		       (unsigned long long)d.nr, SHALLOW);
+	}
+	n = chain_frames(self->x.c, want);
+	for (i = 0; i < SHALLOW && i < n; i++)
+		EXPECT_EQ((unsigned long long)want[i], d.ips[i]) TH_LOG("frame %d", i);
+	if (walks < 0 || frames < 0)
+		SKIP(return, "no %s to check the walk's depth", COUNTERS);
+	walks = core_counter("walks") - walks;
+	frames = core_counter("frames") - frames;
+	ASSERT_LE(1, walks);
+	EXPECT_GE(SHALLOW * walks, frames) {
+		TH_LOG("%lld walks read %lld frames; nobody wanted more than %d each",
+		       walks, frames, SHALLOW);
+	}
+}
+
+/*
  * Permissions: under perf_event_paranoid 2, 1, 0 and -1, an unprivileged
  * task (uid and gid 65534) gets deferred records for itself and none for a
  * root task running beside it; it cannot attach to that task, nor open a
  * CPU-wide receiver unless the level allows CPU-wide events (0 and -1);
- * exclude_user and exclude_callchain_user events get no records.
+ * an exclude_user event gets only its own task's records, and an
+ * exclude_callchain_user event neither defers nor gets records.
  */
 #define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
 #define NOBODY		65534
@@ -1246,7 +1703,7 @@ struct perms_result {
 	int other_err;		/* errno opening an event on the root task */
 	int cpu_err;		/* errno opening a CPU-wide receiver */
 	int excl_user_err;	/* errno opening an exclude_user event */
-	int excl_user_records;
+	int excl_user_foreign;	/* its records of another task */
 	int excl_cc_err;	/* errno opening an exclude_callchain_user event */
 	int excl_cc_deferred;	/* its samples that deferred */
 	int excl_cc_records;
@@ -1343,8 +1800,8 @@ static void perms_child(struct perms_result *res, pid_t root_task)
 	attr_init(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
 	attr.sample_period = 100000;
 	attr.exclude_user = 1;
-	res->excl_user_err = perms_sample(&attr, &unused, &res->excl_user_records,
-					  &res->excl_user_records);
+	res->excl_user_err = perms_sample(&attr, &unused, &unused,
+					  &res->excl_user_foreign);
 
 	attr_init(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
 	attr.sample_period = 100000;
@@ -1436,8 +1893,9 @@ TEST_F(perms, unprivileged_gets_records_only_for_its_own_tasks)
 			TH_LOG("paranoid %d let it open a CPU-wide receiver", variant->paranoid);
 		}
 	if (!r->excl_user_err)
-		EXPECT_EQ(0, r->excl_user_records) {
-			TH_LOG("an exclude_user event got %d records", r->excl_user_records);
+		EXPECT_EQ(0, r->excl_user_foreign) {
+			TH_LOG("an exclude_user event got %d records of another task",
+			       r->excl_user_foreign);
 		}
 	ASSERT_EQ(0, r->excl_cc_err) TH_LOG("exclude_callchain_user event: %s",
 					    strerror(r->excl_cc_err));

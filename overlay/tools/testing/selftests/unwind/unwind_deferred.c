@@ -10,11 +10,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -367,6 +369,99 @@ TEST_F(unwind, nmi_request_gets_own_stack)
 }
 
 /*
+ * perf's sample-time throttle (kernel.perf_cpu_time_max_percent) measures
+ * NMI samples, which used to include the user walk. A perf sample taken in
+ * a real NMI (the nmi:nmi_handler tracepoint, fired by the module's
+ * self-NMI) defers that walk: its cost must still count, so with the limit
+ * at 1% deep stacks make perf lower perf_event_max_sample_rate.
+ */
+#define CPU_PERCENT	"/proc/sys/kernel/perf_cpu_time_max_percent"
+#define SAMPLE_RATE	"/proc/sys/kernel/perf_event_max_sample_rate"
+
+static int sysctl_rw(const char *path, int *val, int write)
+{
+	FILE *f = fopen(path, write ? "w" : "r");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = write ? fprintf(f, "%d\n", *val) > 0 : fscanf(f, "%d", val) == 1;
+	return fclose(f) || !ok ? -1 : 0;
+}
+
+/* Deferred samples among the records of a perf ring buffer. */
+static int deferred_samples(struct perf_event_mmap_page *pg, size_t size)
+{
+	const char *data = (const char *)pg + getpagesize();
+	__u64 head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), off;
+	const struct perf_event_header *h;
+	const __u64 *p;
+	int n = 0;
+
+	for (off = 0; off + sizeof(*h) <= head && off + sizeof(*h) <= size; off += h->size) {
+		h = (const void *)(data + off);
+		if (!h->size || off + h->size > size)
+			break;
+		/* tid, nr, then the chain: the marker is second to last. */
+		p = (const void *)(h + 1);
+		if (h->type == PERF_RECORD_SAMPLE && h->size >= sizeof(*h) + 16 &&
+		    p[1] >= 2 && h->size >= sizeof(*h) + 8 * (2 + p[1]) &&
+		    p[p[1]] == PERF_CONTEXT_USER_DEFERRED)
+			n++;
+	}
+	return n;
+}
+
+TEST_F(unwind, nmi_samples_deferred_work_counts_in_the_throttle)
+{
+	size_t size = 64 * getpagesize();
+	struct perf_event_attr attr;
+	int percent, rate, low = 1, now, i, fd, tp = -1;
+	struct perf_event_mmap_page *pg;
+	FILE *f;
+
+	f = fopen("/sys/kernel/tracing/events/nmi/nmi_handler/id", "r");
+	if (!f || fscanf(f, "%d", &tp) != 1)
+		tp = -1;
+	if (f)
+		fclose(f);
+	if (tp < 0)
+		SKIP(return, "no nmi:nmi_handler tracepoint");
+	if (sysctl_rw(CPU_PERCENT, &percent, 0) || sysctl_rw(SAMPLE_RATE, &rate, 0))
+		SKIP(return, "cannot read %s or %s", CPU_PERCENT, SAMPLE_RATE);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = tp;
+	attr.sample_period = 1;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
+	attr.defer_callchain = 1;
+	attr.defer_output = 1;
+	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	ASSERT_LE(0, fd) TH_LOG("perf_event_open(nmi:nmi_handler): %s", strerror(errno));
+	pg = mmap(NULL, size + getpagesize(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, pg);
+
+	ASSERT_EQ(0, sysctl_rw(CPU_PERCENT, &low, 1));
+	ASSERT_EQ(0, sysctl_rw(SAMPLE_RATE, &rate, 1));	/* limits from 1% */
+	for (i = 0, now = rate; i < 20 && now == rate; i++) {
+		chain_write(self->c, self->fd, "request nmi 0x1", MAX_DEPTH - 8, NULL);
+		ASSERT_LT(0, self->c->ret) TH_LOG("write: %s", strerror(-self->c->ret));
+		ASSERT_EQ(0, sysctl_rw(SAMPLE_RATE, &now, 0));
+	}
+	EXPECT_EQ(0, sysctl_rw(CPU_PERCENT, &percent, 1));
+	EXPECT_EQ(0, sysctl_rw(SAMPLE_RATE, &rate, 1));
+
+	EXPECT_LE(1, deferred_samples(pg, size)) TH_LOG("no NMI sample deferred its user part");
+	EXPECT_GT(rate, now) {
+		TH_LOG("%d deep NMI samples at 1%% left the sample rate at %d", i, now);
+	}
+	munmap(pg, size + getpagesize());
+	close(fd);
+}
+
+/*
  * A request that comes after its callback ran in this entry context (here:
  * from the callback itself; in perf: a sample taken in the callbacks or
  * later on the way out) cannot be served: -EALREADY, no cookie, and no
@@ -629,7 +724,7 @@ TEST_F(unwind, exec_with_request_pending)
 	long long done = counter("exec_completions");
 	static char *const argv[] = { "true", NULL };
 	static char *const envp[] = { NULL };
-	const struct req *old, *new;
+	const struct req *old, *mid, *new;
 	const struct cb *b;
 	int status, ret, i, nold = 0, nnew = 0;
 	pid_t pid;
@@ -660,10 +755,16 @@ TEST_F(unwind, exec_with_request_pending)
 
 	ASSERT_EQ(0, read_results(self->fd, r));
 	old = req_at(r, "exec-old", 0);
+	mid = req_at(r, "exec-mid", 0);
 	new = req_at(r, "exec-new", 0);
 	ASSERT_TRUE(!!old) TH_LOG("no request when execve started");
+	ASSERT_TRUE(!!mid) TH_LOG("no request at execve's point of no return");
 	ASSERT_TRUE(!!new) TH_LOG("no request once the new image was set up");
 	EXPECT_EQ(0, old->ret);
+	/* Tid and mm change from here on: no walk may be deferred across. */
+	EXPECT_EQ(-EBUSY, mid->ret) {
+		TH_LOG("a request between the old and the new mm returned %d", mid->ret);
+	}
 	EXPECT_EQ(0, new->ret) TH_LOG("the new image's request returned %d", new->ret);
 	EXPECT_NE(old->cookie, new->cookie) TH_LOG("the new image got the old image's cookie");
 
