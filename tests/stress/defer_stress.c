@@ -5,15 +5,18 @@
  * reads every ring buffer, and checks the books:
  *
  *  - every sample that deferred its user part has exactly one
- *    PERF_RECORD_CALLCHAIN_DEFERRED with its (tid, cookie) in its session,
- *    or the session lost at least as many records as there are misses;
- *  - no record comes twice, no cookie names two tasks, and records hold
- *    user addresses only;
+ *    PERF_RECORD_CALLCHAIN_DEFERRED with its (tid, cookie) in its ring,
+ *    or the session lost at least as many records as there are misses
+ *    (an entry sampled on two CPUs has a record in each CPU's ring);
+ *  - no record comes twice into one ring, no cookie names two tasks, and
+ *    records hold user addresses only;
+ *  - the samples and records in the ring of an event bound to a CPU were
+ *    written on that CPU (their PERF_SAMPLE_CPU);
  *  - the deferral core's counters add up: every request has one outcome
  *    (requests = queued + joined + already_pending + already_run +
  *    rejected + busy, with no errors), every queued task work ran
  *    (runs = queued) once the tasks are gone, and with one session, each
- *    callback wrote one record.
+ *    callback wrote the records of one entry.
  *
  * Scenarios:
  *   threads   many threads sampled at a high rate
@@ -21,9 +24,12 @@
  *   churn     events opened and closed, and unwind users cancelled and
  *             registered again, while requests and callbacks are in flight
  *   signals   signals, group stops and ptrace stops while requests pend
- *   sessions  four sessions at once on one workload: per-task, per-task
- *             through a tracking event, CPU-wide, and one thread alone;
- *             each gets the record of every entry any of them sampled
+ *   sessions  five sessions at once on one workload: per-task, per-task
+ *             through a tracking event, CPU-wide, one thread alone, and
+ *             CPU-wide on CPU 0 only; the ring of each CPU a session
+ *             covers has the record of exactly the entries any of them
+ *             sampled on that CPU, the one thread's ring of every entry
+ *             of that thread
  *
  * usage: defer_stress [-t SECONDS] [-s SEED] [-T THREADS] [-p PERIOD_NS]
  *                     [SCENARIO...]
@@ -34,6 +40,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +60,7 @@
 #define COUNTERS	"/sys/kernel/debug/unwind_deferred/counters"
 #define TEST_CTL	"/sys/kernel/debug/unwind_deferred_test/ctl"
 #define RING_PAGES	64
-#define MAX_LEDGERS	4
+#define MAX_LEDGERS	5
 /* Slots of the test module that the churn scenario takes over. */
 #define CHURN_SLOT_FIRST	32
 #define CHURN_SLOT_LAST		39
@@ -256,7 +263,7 @@ static void session_per_cpu(struct ledger *l, pid_t pid, uint32_t type,
 		fd = event_open(type, config, period, flags, pid, cpu, -1);
 		if (fd < 0)
 			fatal_errno("perf_event_open", -fd);
-		err = ledger_add_ring(l, fd, RING_PAGES);
+		err = ledger_add_ring(l, fd, cpu, RING_PAGES);
 		if (err)
 			fatal_errno("mmap of a ring", -err);
 		if (!tracking)
@@ -325,8 +332,9 @@ static void fail(struct outcome *o, const char *fmt, const char *what)
 /*
  * Close the scenario's books: ledgers, then counters.  With @one_session
  * (the only perf session, nothing lost), the books of perf and of the core
- * agree: one record per callback, one deferred sample per request that
- * gave a cookie, one classic sample per request refused.
+ * agree: one entry with records per callback (an entry sampled on several
+ * CPUs has a record in the ring of each), one deferred sample per request
+ * that gave a cookie, one classic sample per request refused.
  */
 static void close_books(struct outcome *o, const struct counters *before,
 			bool strays_ok, bool one_session)
@@ -350,10 +358,10 @@ static void close_books(struct outcome *o, const struct counters *before,
 	refused = delta(before, &after, C_RUN) +
 		delta(before, &after, C_REJECTED) + delta(before, &after, C_BUSY);
 	if (one_session && !l->lost && !l->lost_samples &&
-	    (l->records != callbacks || l->deferred != deferring ||
+	    (l->recorded != callbacks || l->deferred != deferring ||
 	     l->classic_user != refused)) {
-		snprintf(buf, sizeof(buf), "%s: %llu records for %llu callbacks; %llu deferred samples for %llu deferring requests; %llu classic samples for %llu refused requests",
-			 l->name, (unsigned long long)l->records,
+		snprintf(buf, sizeof(buf), "%s: %llu entries with records for %llu callbacks; %llu deferred samples for %llu deferring requests; %llu classic samples for %llu refused requests",
+			 l->name, (unsigned long long)l->recorded,
 			 (unsigned long long)callbacks,
 			 (unsigned long long)l->deferred,
 			 (unsigned long long)deferring,
@@ -361,8 +369,8 @@ static void close_books(struct outcome *o, const struct counters *before,
 			 (unsigned long long)refused);
 		fail(o, "%s", buf);
 	}
-	if (one_session && l->records > callbacks)
-		fail(o, "%s: more records than callbacks", l->name);
+	if (one_session && l->recorded > callbacks)
+		fail(o, "%s: more entries with records than callbacks", l->name);
 	for (i = 0; i < nr_ledgers; i++)
 		ledger_free(ledgers[i]);
 	nr_ledgers = 0;
@@ -855,49 +863,149 @@ static void scenario_signals(struct outcome *o)
 
 /* sessions */
 
+/* The sessions of scenario_sessions(), in the order of its ledgers. */
+enum { S_TASK, S_TRACKING, S_CPU_WIDE, S_MAIN, S_CPU0, NR_SESSIONS };
+
+/*
+ * The main thread works too: session D watches it alone.  With two CPUs
+ * or more it moves itself between CPU 0 and CPU 1 at the bottom of each
+ * chain: sched_setaffinity() switches it out on one CPU (a context-switch
+ * sample there, in the system call) and it returns to user space on the
+ * other.  Its entries sampled on CPU 0 only thus end on CPU 1, and the
+ * other way round: the records must follow the samples' CPU, not the CPU
+ * of the return.
+ */
 static int sessions_main_leaf(void *arg)
 {
+	static int cpu;
+	cpu_set_t set;
+
+	if (nr_cpus >= 2) {
+		cpu ^= 1;
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
 	return wl_leaf_calls(arg, WL_BUSY, 16);
 }
 
-/* The main thread works too: session D watches it alone. */
 static void sessions_main(struct wl_shared *sh)
 {
 	while (!sh->stop)
 		wl_descend(20, sessions_main_leaf, sh);
 }
 
+/*
+ * Which session must have which record.  The kernel writes an entry's
+ * record to per-task events bound to no CPU (session D, the main thread),
+ * and to the events bound to each CPU a deferred sample of the entry (in
+ * any session) was taken on, or to those of every CPU when it was sampled
+ * on more CPUs than the kernel remembers.  So, per session and per CPU it
+ * covers: the ring of that CPU has the record of exactly the entries
+ * sampled on that CPU.  The sessions on every CPU (A, B, C) then have a
+ * record of every entry any session sampled, one in the ring of each CPU
+ * it was sampled on; the CPU 0 session (E) has the record of every entry
+ * sampled on CPU 0 (rule 1) and of no other (rule 2).
+ */
 struct cross {
 	struct ledger **all;
 	pid_t pid;
-	uint64_t missing[MAX_LEDGERS];
+	int cur;		/* the session whose keys are walked */
+	/* the CPUs of each session's rings; 0: session D's task ring */
+	uint64_t covers[NR_SESSIONS];
+	/* records that should be there and are not; records that should not */
+	uint64_t missing[NR_SESSIONS], strays[NR_SESSIONS];
+	/* entries sampled by any session; on CPU 0; on CPU 0 and another;
+	 * on more CPUs than the kernel remembers */
+	uint64_t entries, on_cpu0, on_cpu0_and_more, many_cpus;
+	/* main-thread entries sampled on CPU 0 only that returned to user
+	 * space on another CPU, and sampled elsewhere only that returned on
+	 * CPU 0 */
+	uint64_t left_cpu0, came_to_cpu0;
 };
 
-/* Every session that covers the key's task must have its record. */
+/* The CPUs any session saw a deferred sample of the entry taken on. */
+static uint64_t sampled_cpus(const struct cross *x, const struct key *k)
+{
+	uint64_t cpus = 0;
+	int i;
+
+	for (i = 0; i < NR_SESSIONS; i++) {
+		const struct key *r = ledger_find(x->all[i], k->tid, k->cookie);
+
+		if (r)
+			cpus |= r->sample_cpus;
+	}
+	return cpus;
+}
+
+/* One entry, seen first in session x->cur: which session lacks what? */
 static void cross_one(const struct key *k, void *arg)
 {
 	struct cross *x = arg;
+	uint64_t cpus, want, has;
 	int i;
 
-	for (i = 0; i < MAX_LEDGERS; i++) {
-		const struct key *r;
-
-		/* Session D (index 3) covers the main thread only. */
-		if (i == 3 && k->tid != (uint32_t)x->pid)
-			continue;
-		r = ledger_find(x->all[i], k->tid, k->cookie);
-		if (!r || !r->records)
-			x->missing[i]++;
+	for (i = 0; i < x->cur; i++) {
+		if (ledger_find(x->all[i], k->tid, k->cookie))
+			return;		/* counted with session i */
 	}
+	cpus = sampled_cpus(x, k);
+	if (cpus) {
+		x->entries++;
+		if (__builtin_popcountll(cpus) > LEDGER_DEFER_CPUS)
+			x->many_cpus++;
+		if (cpus & 1) {
+			x->on_cpu0++;
+			if (cpus & ~1ULL)
+				x->on_cpu0_and_more++;
+		}
+	}
+	for (i = 0; i < NR_SESSIONS; i++) {
+		const struct key *r = ledger_find(x->all[i], k->tid, k->cookie);
+
+		if (!x->covers[i]) {
+			/* Session D: every entry of the main thread. */
+			bool wanted = cpus && k->tid == (uint32_t)x->pid;
+			bool got = r && r->task_records;
+
+			x->missing[i] += wanted && !got;
+			x->strays[i] += got && !wanted;
+			continue;
+		}
+		want = ledger_record_cpus(cpus) & x->covers[i];
+		has = r ? r->ring_record_cpus : 0;
+		x->missing[i] += __builtin_popcountll(want & ~has);
+		x->strays[i] += __builtin_popcountll(has & ~want);
+	}
+}
+
+/*
+ * A main-thread entry with its record in session D, which is written on
+ * the CPU the thread returns to user space on: did it move off or onto
+ * CPU 0 after its samples?
+ */
+static void main_moved(const struct key *k, void *arg)
+{
+	struct cross *x = arg;
+	uint64_t cpus = sampled_cpus(x, k);
+
+	if (!k->task_records)
+		return;
+	if (cpus == 1 && k->task_record_cpus && !(k->task_record_cpus & 1))
+		x->left_cpu0++;
+	else if (cpus && !(cpus & 1) && k->task_record_cpus == 1)
+		x->came_to_cpu0++;
 }
 
 static void scenario_sessions(struct outcome *o)
 {
 	struct wl_shared *sh = wl_shared_new();
-	struct ledger a, b, c, d;
-	struct ledger *all[MAX_LEDGERS] = { &a, &b, &c, &d };
+	struct ledger a, b, c, d, e;
+	struct ledger *all[NR_SESSIONS] = { &a, &b, &c, &d, &e };
 	struct cross x = { .all = all };
 	struct counters before;
+	uint64_t lost_any = 0;
 	char buf[256];
 	int fd, err, i;
 
@@ -919,26 +1027,89 @@ static void scenario_sessions(struct outcome *o)
 			x.pid, -1, -1);
 	if (fd < 0)
 		fatal_errno("perf_event_open (main thread)", -fd);
-	err = ledger_add_ring(&d, fd, RING_PAGES);
+	err = ledger_add_ring(&d, fd, -1, RING_PAGES);
 	if (err)
 		fatal_errno("mmap of a ring", -err);
-	for (i = 0; i < MAX_LEDGERS; i++)
+	/*
+	 * E: CPU-wide on CPU 0 only (perf record -C 0), cpu-clock with
+	 * defer_output and every context switch into the same ring, so tasks
+	 * are sampled on CPU 0 as they block or are preempted, and may wake
+	 * up on another CPU.
+	 */
+	ledger_init(&e, "CPU 0 only");
+	e.only_pid = x.pid;
+	fd = event_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+			period_ns * 2,
+			EV_DISABLED | EV_DEFER_CALLCHAIN | EV_DEFER_OUTPUT,
+			-1, 0, -1);
+	if (fd < 0)
+		fatal_errno("perf_event_open (CPU 0)", -fd);
+	err = ledger_add_ring(&e, fd, 0, RING_PAGES);
+	if (err)
+		fatal_errno("mmap of a ring", -err);
+	fd = event_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, 1,
+			EV_DISABLED | EV_DEFER_CALLCHAIN, -1, 0, -1);
+	if (fd < 0)
+		fatal_errno("perf_event_open (CPU 0)", -fd);
+	err = ledger_redirect(&e, fd, e.rings[0].fd);
+	if (err)
+		fatal_errno("PERF_EVENT_IOC_SET_OUTPUT", -err);
+	for (i = 0; i < NR_SESSIONS; i++)
 		ledgers[nr_ledgers++] = all[i];
+	for (i = 0; i < nr_cpus && i < LEDGER_MASK_CPUS; i++)
+		x.covers[S_TASK] |= 1ULL << i;
+	x.covers[S_TRACKING] = x.covers[S_CPU_WIDE] = x.covers[S_TASK];
+	x.covers[S_MAIN] = 0;
+	x.covers[S_CPU0] = 1;
 
 	run_watched(o, sh, x.pid, NULL, NULL);
 
-	for (i = 0; i < MAX_LEDGERS; i++)
-		ledger_for_each_sampled(all[i], cross_one, &x);
-	for (i = 0; i < MAX_LEDGERS; i++) {
-		printf("# %s: %llu entries sampled by any session have no record here\n",
-		       all[i]->name, (unsigned long long)x.missing[i]);
+	for (x.cur = 0; x.cur < NR_SESSIONS; x.cur++)
+		ledger_for_each_key(all[x.cur], cross_one, &x);
+	ledger_for_each_key(&d, main_moved, &x);
+	for (i = 0; i < NR_SESSIONS; i++)
+		lost_any += all[i]->lost + all[i]->lost_samples;
+	printf("# %llu entries sampled, %llu of them on CPU 0 (%llu also on another CPU), %llu on more than %d CPUs; main thread: %llu entries sampled on CPU 0 only returned to user space on another CPU, %llu sampled elsewhere only returned on CPU 0\n",
+	       (unsigned long long)x.entries, (unsigned long long)x.on_cpu0,
+	       (unsigned long long)x.on_cpu0_and_more,
+	       (unsigned long long)x.many_cpus, LEDGER_DEFER_CPUS,
+	       (unsigned long long)x.left_cpu0,
+	       (unsigned long long)x.came_to_cpu0);
+	for (i = 0; i < NR_SESSIONS; i++) {
+		printf("# %s: %llu records missing of entries any session sampled %s, %llu records of entries not sampled there\n",
+		       all[i]->name, (unsigned long long)x.missing[i],
+		       i == S_MAIN ? "in the main thread" :
+		       i == S_CPU0 ? "on CPU 0" : "on a CPU, in that CPU's ring",
+		       (unsigned long long)x.strays[i]);
+		if (all[i]->cpus_over_mask)
+			printf("# %s: %llu samples or records of a CPU >= %d, not checked per CPU\n",
+			       all[i]->name,
+			       (unsigned long long)all[i]->cpus_over_mask,
+			       LEDGER_MASK_CPUS);
 		if (x.missing[i] > all[i]->lost) {
-			snprintf(buf, sizeof(buf), "%s: %llu entries sampled elsewhere got no record, more than the %llu records lost",
+			snprintf(buf, sizeof(buf), "%s: %llu records missing of entries sampled by some session, more than the %llu records lost",
 				 all[i]->name, (unsigned long long)x.missing[i],
 				 (unsigned long long)all[i]->lost);
 			fail(o, "%s", buf);
 		}
+		/*
+		 * A lost sample (in any session: PERF_RECORD_LOST counts
+		 * samples and records alike, PERF_RECORD_LOST_SAMPLES
+		 * samples) may have been the entry's only deferred sample
+		 * on a CPU, whose events then have its record without our
+		 * knowing why: each loss excuses one such record, as the
+		 * books excuse a missing record for each record lost.  With
+		 * nothing lost, the check is exact.
+		 */
+		if (x.strays[i] > lost_any) {
+			snprintf(buf, sizeof(buf), "%s: %llu records of entries not sampled on its CPUs, more than the %llu records and samples lost in all sessions",
+				 all[i]->name, (unsigned long long)x.strays[i],
+				 (unsigned long long)lost_any);
+			fail(o, "%s", buf);
+		}
 	}
+	if (!x.on_cpu0)
+		fail(o, "%s", "no entry was sampled on CPU 0");
 	close_books(o, &before, true, false);
 }
 
@@ -951,7 +1122,7 @@ static const struct scenario {
 	{ "forkexec", scenario_forkexec, "fork, exec and exit storms with requests pending" },
 	{ "churn", scenario_churn, "events opened and closed, users cancelled, while requests are in flight" },
 	{ "signals", scenario_signals, "signals, group stops and ptrace stops while requests pend" },
-	{ "sessions", scenario_sessions, "per-task, tracking-event, CPU-wide and one-thread sessions at once" },
+	{ "sessions", scenario_sessions, "per-task, tracking-event, CPU-wide, one-thread and CPU 0 sessions at once" },
 };
 
 #define NR_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))

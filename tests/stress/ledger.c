@@ -54,7 +54,7 @@ static int ledger_add_fd(struct ledger *l, int fd)
 	return 0;
 }
 
-int ledger_add_ring(struct ledger *l, int fd, unsigned int pages)
+int ledger_add_ring(struct ledger *l, int fd, int cpu, unsigned int pages)
 {
 	size_t page = sysconf(_SC_PAGESIZE);
 	struct ring *r;
@@ -73,6 +73,7 @@ int ledger_add_ring(struct ledger *l, int fd, unsigned int pages)
 		return -ENOMEM;
 	}
 	r->fd = fd;
+	r->cpu = cpu;
 	r->base = base;
 	r->data_size = pages * page;
 	l->nr_rings++;
@@ -170,6 +171,18 @@ void ledger_for_each_sampled(const struct ledger *l,
 	}
 }
 
+void ledger_for_each_key(const struct ledger *l,
+			 void (*fn)(const struct key *k, void *arg),
+			 void *arg)
+{
+	size_t i;
+
+	for (i = 0; i < l->keys.size; i++) {
+		if (l->keys.slot[i].cookie)
+			fn(&l->keys.slot[i], arg);
+	}
+}
+
 /* A cookie names one entry of one task: the same cookie, another tid? */
 static void note_cookie(struct ledger *l, uint32_t tid, uint64_t cookie)
 {
@@ -182,28 +195,38 @@ static void note_cookie(struct ledger *l, uint32_t tid, uint64_t cookie)
 		l->cookie_tid_clash++;
 }
 
-static void take_sample(struct ledger *l, const uint64_t *p, size_t words)
+/* A sample or record written on @cpu into ring @r: is it the ring's CPU? */
+static void check_cpu(struct ledger *l, const struct ring *r, uint32_t cpu)
 {
-	uint32_t pid, tid;
+	if (r->cpu >= 0 && cpu != (uint32_t)r->cpu)
+		l->wrong_cpu++;
+}
+
+static void take_sample(struct ledger *l, const struct ring *r,
+			const uint64_t *p, size_t words)
+{
+	uint32_t pid, tid, cpu;
 	uint64_t nr, i;
 	struct key *k;
 
-	/* TID, TIME, CALLCHAIN */
-	if (words < 3) {
+	/* TID, TIME, CPU (cpu, res), CALLCHAIN */
+	if (words < 4) {
 		l->malformed++;
 		return;
 	}
 	pid = (uint32_t)p[0];
 	tid = (uint32_t)(p[0] >> 32);
-	nr = p[2];
-	if (nr > words - 3) {
+	cpu = (uint32_t)p[2];
+	nr = p[3];
+	if (nr > words - 4) {
 		l->malformed++;
 		return;
 	}
 	if (l->only_pid > 0 && pid != (uint32_t)l->only_pid)
 		return;
 	l->samples++;
-	p += 3;
+	check_cpu(l, r, cpu);
+	p += 4;
 	if (nr >= 2 && p[nr - 2] == PERF_CONTEXT_USER_DEFERRED) {
 		if (!p[nr - 1]) {
 			l->malformed++;
@@ -214,6 +237,15 @@ static void take_sample(struct ledger *l, const uint64_t *p, size_t words)
 		k = keytab_get(&l->keys, tid, p[nr - 1], true);
 		k->pid = pid;
 		k->samples++;
+		if (r->cpu < 0)
+			k->task_samples++;
+		if (cpu >= LEDGER_MASK_CPUS) {
+			l->cpus_over_mask++;
+			return;
+		}
+		k->sample_cpus |= 1ULL << cpu;
+		if (r->cpu >= 0)
+			k->ring_sample_cpus |= 1ULL << cpu;
 		return;
 	}
 	for (i = 0; i < nr; i++) {
@@ -225,14 +257,15 @@ static void take_sample(struct ledger *l, const uint64_t *p, size_t words)
 	l->no_user++;
 }
 
-static void take_deferred(struct ledger *l, const uint64_t *p, size_t words)
+static void take_deferred(struct ledger *l, const struct ring *r,
+			  const uint64_t *p, size_t words)
 {
 	uint64_t cookie, nr, i;
-	uint32_t pid, tid;
+	uint32_t pid, tid, cpu;
 	struct key *k;
 
-	/* cookie, nr, ips[nr], sample_id: TID, TIME */
-	if (words < 4 || p[1] != words - 4 || !p[0]) {
+	/* cookie, nr, ips[nr], sample_id: TID, TIME, CPU (cpu, res) */
+	if (words < 5 || p[1] != words - 5 || !p[0]) {
 		l->malformed++;
 		return;
 	}
@@ -240,9 +273,11 @@ static void take_deferred(struct ledger *l, const uint64_t *p, size_t words)
 	nr = p[1];
 	pid = (uint32_t)p[2 + nr];
 	tid = (uint32_t)(p[2 + nr] >> 32);
+	cpu = (uint32_t)p[2 + nr + 2];
 	if (l->only_pid > 0 && pid != (uint32_t)l->only_pid)
 		return;
 	l->records++;
+	check_cpu(l, r, cpu);
 	l->record_frames += nr;
 	for (i = 0; i < nr; i++) {
 		if (!p[2 + i] || p[2 + i] >= USER_END) {
@@ -254,19 +289,33 @@ static void take_deferred(struct ledger *l, const uint64_t *p, size_t words)
 	k = keytab_get(&l->keys, tid, cookie, true);
 	k->pid = pid;
 	k->records++;
+	if (cpu >= LEDGER_MASK_CPUS) {
+		l->cpus_over_mask++;
+		if (r->cpu < 0)
+			k->task_records++;
+		return;
+	}
+	if (r->cpu < 0) {
+		k->task_records++;
+		k->task_record_cpus |= 1ULL << cpu;
+	} else {
+		k->ring_records++;
+		k->ring_record_cpus |= 1ULL << cpu;
+	}
 }
 
-static void take(struct ledger *l, const struct perf_event_header *h)
+static void take(struct ledger *l, const struct ring *r,
+		 const struct perf_event_header *h)
 {
 	const uint64_t *p = (const uint64_t *)(h + 1);
 	size_t words = (h->size - sizeof(*h)) / 8;
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		take_sample(l, p, words);
+		take_sample(l, r, p, words);
 		break;
 	case PERF_RECORD_CALLCHAIN_DEFERRED:
-		take_deferred(l, p, words);
+		take_deferred(l, r, p, words);
 		break;
 	case PERF_RECORD_LOST:
 		/* id, lost */
@@ -324,7 +373,7 @@ static size_t ring_drain(struct ledger *l, struct ring *r)
 			memcpy(r->copy + first, data, size - first);
 			h = (void *)r->copy;
 		}
-		take(l, h);
+		take(l, r, h);
 		tail += size;
 	}
 	__atomic_store_n(&pc->data_tail, tail, __ATOMIC_RELEASE);
@@ -374,41 +423,58 @@ const char *ledger_check(struct ledger *l, bool strays_ok, char *buf,
 	size_t i;
 
 	l->matched = l->unmatched = l->duplicated = l->strays = 0;
+	l->recorded = 0;
 	for (i = 0; i < l->keys.size; i++) {
 		struct key *k = &l->keys.slot[i];
+		uint64_t missing, stray;
 
 		if (!k->cookie)
 			continue;
-		if (k->records > 1)
+		if (k->records)
+			l->recorded++;
+		if (k->task_records > 1 ||
+		    k->ring_records > (uint32_t)__builtin_popcountll(k->ring_record_cpus))
 			l->duplicated++;
-		if (k->samples && k->records)
+		/* A ring with a sample and without the record. */
+		missing = __builtin_popcountll(k->ring_sample_cpus &
+					       ~k->ring_record_cpus) +
+			(k->task_samples && !k->task_records);
+		/*
+		 * A record in the ring of a CPU the entry was not sampled on
+		 * (by this session), or in a task ring without a sample.
+		 */
+		stray = __builtin_popcountll(k->ring_record_cpus &
+					     ~ledger_record_cpus(k->sample_cpus)) +
+			(k->task_records && !k->samples);
+		if (k->samples && !missing)
 			l->matched++;
-		else if (k->samples)
-			l->unmatched++;
-		else
-			l->strays++;
+		l->unmatched += missing;
+		l->strays += stray;
 	}
 
 	if (l->malformed)
 		snprintf(buf, len, "%s: %llu malformed records", l->name,
 			 (unsigned long long)l->malformed);
+	else if (l->wrong_cpu)
+		snprintf(buf, len, "%s: %llu samples or records in the ring of another CPU",
+			 l->name, (unsigned long long)l->wrong_cpu);
 	else if (l->cookie_tid_clash)
 		snprintf(buf, len, "%s: %llu cookies came with two tids", l->name,
 			 (unsigned long long)l->cookie_tid_clash);
 	else if (l->duplicated)
-		snprintf(buf, len, "%s: %llu entries got more than one record",
+		snprintf(buf, len, "%s: %llu entries got their record twice in one ring",
 			 l->name, (unsigned long long)l->duplicated);
 	else if (l->records_bad_ip)
 		snprintf(buf, len, "%s: %llu records hold a non-user address",
 			 l->name, (unsigned long long)l->records_bad_ip);
 	else if (l->unmatched > l->lost)
 		snprintf(buf, len,
-			 "%s: %llu sampled entries got no record, more than the %llu records lost",
+			 "%s: %llu records missing for sampled entries, more than the %llu records lost",
 			 l->name, (unsigned long long)l->unmatched,
 			 (unsigned long long)l->lost);
 	else if (!strays_ok && l->strays > l->lost)
 		snprintf(buf, len,
-			 "%s: %llu records for entries without a sample, more than the %llu records lost",
+			 "%s: %llu records for entries not sampled on their CPU, more than the %llu records lost",
 			 l->name, (unsigned long long)l->strays,
 			 (unsigned long long)l->lost);
 	else if (!l->deferred || !l->records)
@@ -422,13 +488,14 @@ const char *ledger_check(struct ledger *l, bool strays_ok, char *buf,
 
 void ledger_print(const struct ledger *l)
 {
-	printf("# %s: %llu samples (%llu deferred, %llu classic, %llu kernel only), %llu records (%.1f frames each); %llu entries matched, %llu unmatched, %llu records without a sample; lost %llu records, %llu samples; %llu throttle\n",
+	printf("# %s: %llu samples (%llu deferred, %llu classic, %llu kernel only), %llu records (%.1f frames each) of %llu entries; %llu entries matched, %llu records missing, %llu records without a sample on their CPU; lost %llu records, %llu samples; %llu throttle\n",
 	       l->name, (unsigned long long)l->samples,
 	       (unsigned long long)l->deferred,
 	       (unsigned long long)l->classic_user,
 	       (unsigned long long)l->no_user,
 	       (unsigned long long)l->records,
 	       l->records ? (double)l->record_frames / l->records : 0.0,
+	       (unsigned long long)l->recorded,
 	       (unsigned long long)l->matched,
 	       (unsigned long long)l->unmatched,
 	       (unsigned long long)l->strays,
