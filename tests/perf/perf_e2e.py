@@ -7,6 +7,7 @@
                            script, report and inject make of it
     perf_e2e.py fallback   on a kernel without deferral (the host): perf says
                            so once and records classic callchains
+    perf_e2e.py TEST...    only the named guest tests
 
 Each test prints "ok N name" or "not ok N name" with '#' lines saying what
 was wrong.  Paths come from the repository layout: build/perf/perf (ours),
@@ -225,29 +226,47 @@ class Tests:
             check_chain(it, it['head'])
 
     def test_cpu_limited_recording_keeps_its_records(self):
-        """perf record -C 0 of a workload that sleeps in read(2) of a pipe
-        and wakes up on either CPU: every sample taken on CPU 0 gets its
-        record, also when the task returns to user space on CPU 1."""
+        """perf record -C 0 of a workload that sleeps in read(2) of a fifo
+        and is moved to the other CPU while it sleeps: every sample taken on
+        CPU 0 gets its record, written to CPU 0's buffer. (perf record -C
+        adds a tracking event on every CPU, so a record written on the CPU
+        the task returns to user space on still reached the file, from CPU
+        1's buffer; the CPU of each record is what tells.)"""
         if os.cpu_count() < 2:
             raise Skipped('needs two CPUs')
         data = self.path('cpu0.data')
-        feed = 'i=0; while [ $i -lt 150 ]; do echo x; sleep 0.005; i=$((i + 1)); done'
+        fifo = self.path('feed')
+        os.mkfifo(fifo)
+        job = ('%s -i -d %d -n 1000 < %s & r=$!; exec 3> %s; i=0; '
+               'while [ $i -lt 24 ]; do taskset -p -c $((i %% 2)) $r > /dev/null; '
+               'sleep 0.01; echo x >&3; i=$((i + 1)); done; exec 3>&-; wait $r' %
+               (WORKLOAD, DEPTH, fifo, fifo))
         run([PERF, 'record', '-o', data, '--call-graph', 'fp,defer', '-q', '-C', '0',
-             '-e', 'context-switches', '-c', '1', '--', 'sh', '-c',
-             '(%s) | %s -i -d %d -n 1000' % (feed, WORKLOAD, DEPTH)])
-        items, err = script(data)
-        mine = [it for it in items if 'record' not in it and it['head'].startswith('deep_syscalls')]
-        missing = [it for it in mine if it.get('missing')]
-        st = stats(data)
-        print('# %d samples of the workload on CPU 0, %d records, %d without a record' %
-              (len(mine), st.get('CALLCHAIN_DEFERRED', 0), len(missing)))
-        if not mine:
-            raise Failed('no sample of the workload on CPU 0')
-        if missing:
-            raise Failed('%d of its samples on CPU 0 got no record' % len(missing))
-        reads = read_samples(mine)
-        for it in reads:
-            check_chain(it, it['head'])
+             '-e', 'context-switches', '-c', '1', '--', 'sh', '-c', job])
+        items, _ = script(data, '--no-merge-callchains', '-F',
+                          'comm,tid,cpu,time,event,ip,sym')
+        cpu_of = {}
+        for it in items:
+            if 'record' in it:
+                cpu_of.setdefault(it['record'], set()).add(it['head'].split()[2])
+        mine = [it for it in items if 'record' not in it and 'cookie' in it and
+                it['head'].startswith('deep_syscalls')]
+        missing = [it for it in mine if it['cookie'] not in cpu_of]
+        elsewhere = [it for it in mine if it['cookie'] in cpu_of and
+                     '[000]' not in cpu_of[it['cookie']]]
+        print('# %d deferred samples of the workload on CPU 0: %d without a record, '
+              '%d whose record was written on another CPU only' %
+              (len(mine), len(missing), len(elsewhere)))
+        if len(mine) < 5:
+            raise Failed('only %d deferred samples of the workload on CPU 0' % len(mine))
+        if missing or elsewhere:
+            raise Failed('of the samples on CPU 0, %d have no record and %d have theirs '
+                         'on another CPU only, e.g. %s' %
+                         (len(missing), len(elsewhere), (missing + elsewhere)[0]['head']))
+        merged = read_samples(script(data)[0])
+        for it in merged:
+            if it['head'].startswith('deep_syscalls'):
+                check_chain(it, it['head'])
 
     def test_no_merge_shows_records_with_the_samples_cookies(self):
         items, _ = script(self.deferred_file(), '--no-merge-callchains')
@@ -504,8 +523,11 @@ def fallback():
 def main():
     if sys.argv[1:] == ['fallback']:
         return fallback()
-    if sys.argv[1:]:
-        print('usage: perf_e2e.py [fallback]', file=sys.stderr)
+    known = [n[len('test_'):] for n in dir(Tests) if n.startswith('test_')]
+    unknown = [a for a in sys.argv[1:] if a not in known]
+    if unknown:
+        print('usage: perf_e2e.py [fallback | TEST...]; unknown: %s; tests: %s' %
+              (' '.join(unknown), ' '.join(sorted(known))), file=sys.stderr)
         return 2
     for f in (PERF, WORKLOAD):
         if not os.access(f, os.X_OK):
@@ -513,7 +535,8 @@ def main():
             return 0
     with open('/proc/sys/kernel/kptr_restrict', 'w') as f:
         f.write('0\n')
-    names = [n for n in dir(Tests) if n.startswith('test_')]
+    names = [n for n in dir(Tests) if n.startswith('test_') and
+             (not sys.argv[1:] or n[len('test_'):] in sys.argv[1:])]
     names.sort(key=lambda n: Tests.__dict__[n].__code__.co_firstlineno)
     print('1..%d' % len(names))
     failed = 0
