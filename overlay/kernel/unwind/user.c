@@ -95,6 +95,15 @@ static int unwind_user_next_fp(struct unwind_user_state *state)
 			unwind_user_stop(state, UNWIND_USER_END);
 			return -ENOENT;
 		}
+		/*
+		 * A frame pointer below the stack pointer is stale: it points
+		 * into frames already popped, even when the CFA it gives lies
+		 * above the stack pointer.
+		 */
+		if (state->fp < state->sp) {
+			unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+			return -EINVAL;
+		}
 		base = state->fp;
 	} else {
 		base = state->sp;

@@ -880,7 +880,7 @@ TEST_F(prologue, topmost_frame)
  */
 enum hostile_kind {
 	SELF_LOOP, TWO_FRAME_LOOP, DOWNWARD, MISALIGNED, KERNEL_FP, KERNEL_RA,
-	UNMAPPED, TOO_DEEP, EXACTLY_MAX,
+	UNMAPPED, TOO_DEEP, EXACTLY_MAX, STALE_FP,
 };
 
 #define HOSTILE_WORDS	1400
@@ -908,6 +908,10 @@ FIXTURE_VARIANT_ADD(hostile, kernel_return_address) { KERNEL_RA, 1, "stop_bad_fr
 FIXTURE_VARIANT_ADD(hostile, unmapped) { UNMAPPED, 2, "stop_fault" };
 FIXTURE_VARIANT_ADD(hostile, too_deep) { TOO_DEEP, 0, "truncated" };
 FIXTURE_VARIANT_ADD(hostile, exactly_max) { EXACTLY_MAX, 0, NULL };
+/* A frame pointer left one word below the stack pointer: only the IP. */
+FIXTURE_VARIANT_ADD(hostile, frame_pointer_below_stack_pointer) {
+	STALE_FP, 1, "stop_bad_frame"
+};
 
 FIXTURE_SETUP(hostile)
 {
@@ -949,6 +953,55 @@ static __attribute__((noipa)) long hostile_write(int fd, const char *buf,
 		     "pop %%ebp"
 		     : "=a"(ret), [l1] "=m"(asm_l1)
 		     : "0"((long)__NR_write), "b"(fd), "c"(buf), "d"(len), "D"(fp)
+		     : "esi", "memory");
+#endif
+	return ret;
+}
+
+/*
+ * write() with a stale frame pointer: it points at a frame popped just
+ * before the system call (saved frame pointer 0, return address
+ * FAKE_RA(0)), one word below the stack pointer. Taken as a frame, it
+ * would yield FAKE_RA(0) and end there. asm_l1 gets the return IP.
+ */
+static __attribute__((noipa)) long hostile_write_stale_fp(int fd,
+							  const char *buf,
+							  long len)
+{
+	long ret;
+#ifdef __x86_64__
+	asm volatile("lea 1f(%%rip), %%rcx\n\t"
+		     "mov %%rcx, %[l1]\n\t"
+		     "mov %%rbp, %%r12\n\t"
+		     "push %[ra]\n\t"
+		     "push $0\n\t"
+		     "mov %%rsp, %%rbp\n\t"
+		     "add $8, %%rsp\n\t"
+		     "syscall\n"
+		     "1:\tnop\n\t"
+		     "add $8, %%rsp\n\t"
+		     "mov %%r12, %%rbp"
+		     : "=a"(ret), [l1] "=m"(asm_l1)
+		     : "0"((long)__NR_write), "D"((long)fd), "S"(buf), "d"(len),
+		       [ra] "i"(FAKE_RA(0))
+		     : "rcx", "r11", "r12", "memory");
+#else
+	asm volatile("call 0f\n"
+		     "0:\tpop %%esi\n\t"
+		     "lea (1f-0b)(%%esi), %%esi\n\t"
+		     "mov %%esi, %[l1]\n\t"
+		     "push %%ebp\n\t"
+		     "push %[ra]\n\t"
+		     "push $0\n\t"
+		     "mov %%esp, %%ebp\n\t"
+		     "add $4, %%esp\n\t"
+		     "int $0x80\n"
+		     "1:\tnop\n\t"
+		     "add $4, %%esp\n\t"
+		     "pop %%ebp"
+		     : "=a"(ret), [l1] "=m"(asm_l1)
+		     : "0"((long)__NR_write), "b"(fd), "c"(buf), "d"(len),
+		       [ra] "i"(FAKE_RA(0))
 		     : "esi", "memory");
 #endif
 	return ret;
@@ -1036,11 +1089,17 @@ TEST_F(hostile, walk_ends_cleanly)
 		}
 		want = max;
 		break;
+	case STALE_FP:
+		break;
 	}
 
 	for (i = 0; i < 3; i++)
 		before[i] = counter(stops[i]);
-	ret = hostile_write(self->fd, cmd, strlen(cmd), (unsigned long)&words[0]);
+	if (variant->kind == STALE_FP)
+		ret = hostile_write_stale_fp(self->fd, cmd, strlen(cmd));
+	else
+		ret = hostile_write(self->fd, cmd, strlen(cmd),
+				    (unsigned long)&words[0]);
 	ASSERT_EQ((long)strlen(cmd), ret) TH_LOG("write: %s", strerror(-ret));
 	for (i = 0; i < 3; i++)
 		after[i] = counter(stops[i]);
