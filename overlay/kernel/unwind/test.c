@@ -13,6 +13,12 @@
  * current entry context (one syscall):
  *   request task|irq|nmi MASK [N]  ask N times (default 1) for every user
  *                                  (slot) in the hex MASK, from that context
+ *   request-at ADDR MASK           ask once for every slot in MASK from the
+ *                                  debug exception of a hardware breakpoint
+ *                                  on the writer's user instruction at hex
+ *                                  ADDR, when it next runs there
+ *   request-uprobe ADDR MASK       the same from the handler of a uprobe on
+ *                                  the writer's text at hex ADDR
  *   cancel SLOT                    unwind_deferred_cancel() the slot
  *   init SLOT                      unwind_deferred_init() the slot again
  *   kthread                        ask from a kernel thread (slot 0)
@@ -37,9 +43,11 @@
 #include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/debugfs.h>
+#include <linux/hw_breakpoint.h>
 #include <linux/irq_work.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/nmi.h>
 #include <linux/sched.h>
@@ -49,6 +57,7 @@
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 #include <linux/unwind_deferred.h>
+#include <linux/uprobes.h>
 #include <linux/vmalloc.h>
 #ifdef CONFIG_X86_LOCAL_APIC
 #include <asm/apic.h>
@@ -388,6 +397,156 @@ static int test_parse_mask(const char *arg, unsigned long *mask)
 	return 0;
 }
 
+/*
+ * A hardware breakpoint that asks once, from its debug exception: it stops
+ * the task at any user instruction, where a system call can only stop it
+ * right after the syscall instruction.
+ */
+static DEFINE_MUTEX(arm_lock);
+static struct perf_event *bp_event;	/* under arm_lock */
+static unsigned long bp_mask;
+static atomic_t bp_fired;
+
+static void test_bp_handler(struct perf_event *bp,
+			    struct perf_sample_data *data,
+			    struct pt_regs *regs)
+{
+	if (!user_mode(regs) || atomic_xchg(&bp_fired, 1))
+		return;
+	test_request("bp", READ_ONCE(bp_mask), 1);
+}
+
+static void test_bp_disarm_locked(void)
+{
+	lockdep_assert_held(&arm_lock);
+	if (bp_event) {
+		unregister_hw_breakpoint(bp_event);
+		bp_event = NULL;
+	}
+}
+
+static int test_request_at(const char *addr_arg, const char *mask_arg)
+{
+	struct perf_event_attr attr;
+	struct perf_event *bp;
+	unsigned long addr, mask;
+	int ret = 0;
+
+	if (!addr_arg || kstrtoul(addr_arg, 16, &addr) ||
+	    !access_ok((void __user *)addr, 1) ||
+	    test_parse_mask(mask_arg, &mask))
+		return -EINVAL;
+	if (!IS_ENABLED(CONFIG_HAVE_HW_BREAKPOINT))
+		return -EOPNOTSUPP;
+
+	hw_breakpoint_init(&attr);
+	attr.bp_addr = addr;
+	attr.bp_len = sizeof(long);
+	attr.bp_type = HW_BREAKPOINT_X;
+	attr.exclude_kernel = 1;
+
+	mutex_lock(&arm_lock);
+	test_bp_disarm_locked();
+	WRITE_ONCE(bp_mask, mask);
+	atomic_set(&bp_fired, 0);
+	bp = register_user_hw_breakpoint(&attr, test_bp_handler, NULL, current);
+	if (IS_ERR(bp))
+		ret = PTR_ERR(bp);
+	else
+		bp_event = bp;
+	mutex_unlock(&arm_lock);
+	return ret;
+}
+
+/*
+ * A uprobe that asks once, from its handler: the task then returns to user
+ * space with the probed instruction emulated, or about to run a copy of it
+ * out of line, and its text holds the breakpoint in place of that
+ * instruction's first byte.
+ */
+static struct uprobe *probe;		/* under arm_lock, with probe_file */
+static struct file *probe_file;
+static pid_t probe_pid;
+static unsigned long probe_mask;
+static atomic_t probe_fired;
+
+static int test_uprobe_handler(struct uprobe_consumer *self,
+			       struct pt_regs *regs)
+{
+	if (current->pid == READ_ONCE(probe_pid) &&
+	    !atomic_xchg(&probe_fired, 1))
+		test_request("uprobe", READ_ONCE(probe_mask), 1);
+	return 0;
+}
+
+static struct uprobe_consumer test_uprobe_consumer = {
+	.handler = test_uprobe_handler,
+};
+
+static void test_uprobe_disarm_locked(void)
+{
+	lockdep_assert_held(&arm_lock);
+	if (probe) {
+		uprobe_unregister_nosync(probe, &test_uprobe_consumer);
+		uprobe_unregister_sync();
+		fput(probe_file);
+		probe = NULL;
+		probe_file = NULL;
+	}
+}
+
+static int test_request_uprobe(const char *addr_arg, const char *mask_arg)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	struct file *file = NULL;
+	unsigned long addr, mask;
+	struct uprobe *up;
+	loff_t off = 0;
+	int ret = 0;
+
+	if (!addr_arg || kstrtoul(addr_arg, 16, &addr) ||
+	    test_parse_mask(mask_arg, &mask))
+		return -EINVAL;
+	if (!IS_ENABLED(CONFIG_UPROBES))
+		return -EOPNOTSUPP;
+
+	/* The file and offset of the writer's text at @addr. */
+	mmap_read_lock(mm);
+	vma = vma_lookup(mm, addr);
+	if (vma && vma->vm_file && (vma->vm_flags & VM_EXEC)) {
+		file = get_file(vma->vm_file);
+		off = ((loff_t)vma->vm_pgoff << PAGE_SHIFT) + addr - vma->vm_start;
+	}
+	mmap_read_unlock(mm);
+	if (!file)
+		return -EINVAL;
+
+	mutex_lock(&arm_lock);
+	test_uprobe_disarm_locked();
+	WRITE_ONCE(probe_mask, mask);
+	WRITE_ONCE(probe_pid, current->pid);
+	atomic_set(&probe_fired, 0);
+	up = uprobe_register(file_inode(file), off, 0, &test_uprobe_consumer);
+	if (IS_ERR(up)) {
+		ret = PTR_ERR(up);
+		fput(file);
+	} else {
+		probe = up;
+		probe_file = file;
+	}
+	mutex_unlock(&arm_lock);
+	return ret;
+}
+
+static void test_disarm(void)
+{
+	mutex_lock(&arm_lock);
+	test_bp_disarm_locked();
+	test_uprobe_disarm_locked();
+	mutex_unlock(&arm_lock);
+}
+
 static int test_command(char *cmd)
 {
 	char *argv[4] = { };
@@ -421,6 +580,10 @@ static int test_command(char *cmd)
 			return test_request_nmi(mask, repeat);
 		return -EINVAL;
 	}
+	if (!strcmp(argv[0], "request-at"))
+		return test_request_at(argv[1], argv[2]);
+	if (!strcmp(argv[0], "request-uprobe"))
+		return test_request_uprobe(argv[1], argv[2]);
 	if (!strcmp(argv[0], "cancel")) {
 		slot = test_parse_slot(argv[1]);
 		if (slot < 0)
@@ -538,6 +701,7 @@ static int test_ctl_open(struct inode *inode, struct file *file)
 
 static int test_ctl_release(struct inode *inode, struct file *file)
 {
+	test_disarm();
 	atomic_set(&ctl_busy, 0);
 	return single_release(inode, file);
 }

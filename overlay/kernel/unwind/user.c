@@ -58,36 +58,62 @@ efault:
 	return -EFAULT;
 }
 
-/* Where the interrupted frame stopped: its prologue, "ret", or its body. */
+/* Read @len bytes of user text at @addr; true when all of them were read. */
+static bool unwind_user_read_text(u8 *dst, unsigned long addr,
+				  unsigned int len)
+{
+	return !len || !copy_from_user_nofault(dst, (const void __user *)addr,
+					       len);
+}
+
+/*
+ * Where the interrupted frame stopped: its prologue, "ret", or its body;
+ * ARCH_UNWIND_USER_FP_UNKNOWN when the text could not be read.
+ */
 static enum arch_unwind_user_fp_at
 unwind_user_fp_topmost(struct unwind_user_state *state)
 {
-	u8 insn[ARCH_UNWIND_USER_INSN_BYTES];
-	unsigned int len;
+	u8 buf[ARCH_UNWIND_USER_INSN_BEFORE + ARCH_UNWIND_USER_INSN_BYTES];
+	u8 *insn = buf + ARCH_UNWIND_USER_INSN_BEFORE;
+	unsigned long ip = state->ip, page = ip & PAGE_MASK;
+	unsigned int before, len, more;
 
 	/*
-	 * The text was just executed, so it is resident: read it without
-	 * faulting, then retry one byte in case the mapping ends right here.
+	 * The window around the IP, read page by page: the IP's own page
+	 * holds the text just executed, so it is resident; the page before
+	 * or after it may not be mapped, which only shortens the window.
 	 */
-	len = sizeof(insn);
-	if (copy_from_user_nofault(insn, (void __user *)state->ip, len)) {
-		len = 1;
-		if (copy_from_user_nofault(insn, (void __user *)state->ip, len))
-			len = 0;
-	}
-	return arch_unwind_user_fp_prologue(insn, len, state->ws);
+	before = min_t(unsigned long, ip - page, ARCH_UNWIND_USER_INSN_BEFORE);
+	len = min_t(unsigned long, page + PAGE_SIZE - ip,
+		    ARCH_UNWIND_USER_INSN_BYTES);
+	if (!unwind_user_read_text(insn - before, ip - before, before + len))
+		return ARCH_UNWIND_USER_FP_UNKNOWN;
+
+	more = ARCH_UNWIND_USER_INSN_BYTES - len;
+	if (more && unwind_user_read_text(insn + len, ip + len, more))
+		len += more;
+	more = ARCH_UNWIND_USER_INSN_BEFORE - before;
+	if (more && ip >= ARCH_UNWIND_USER_INSN_BEFORE &&
+	    unwind_user_read_text(buf, ip - ARCH_UNWIND_USER_INSN_BEFORE, more))
+		before += more;
+
+	return arch_unwind_user_fp_prologue(insn, before, len, state->ws);
 }
 
 static int unwind_user_next_fp(struct unwind_user_state *state)
 {
 	struct unwind_user_frame f, *frame = &f;
+	enum arch_unwind_user_fp_at at;
 	unsigned long base, cfa, addr, words[2];
 	unsigned int ws = state->ws, n;
 	int ret;
 
-	arch_unwind_user_fp_frame(frame, state->topmost ?
-				  unwind_user_fp_topmost(state) :
-				  ARCH_UNWIND_USER_FP_BODY, ws);
+	at = state->topmost ? unwind_user_fp_topmost(state) :
+			      ARCH_UNWIND_USER_FP_BODY;
+	/* Text that could not be read: take the frame for a body. */
+	if (at == ARCH_UNWIND_USER_FP_UNKNOWN)
+		at = ARCH_UNWIND_USER_FP_BODY;
+	arch_unwind_user_fp_frame(frame, at, ws);
 
 	if (frame->use_fp) {
 		/* The outermost frame clears the frame pointer. */

@@ -2,52 +2,117 @@
 #ifndef _ASM_X86_UNWIND_USER_H
 #define _ASM_X86_UNWIND_USER_H
 
+#include <linux/minmax.h>
 #include <linux/string.h>
 #include <linux/types.h>
 #include <linux/unwind_user_types.h>
 #include <asm/ptrace.h>
 
-/* How many instruction bytes arch_unwind_user_fp_prologue() looks at. */
-#define ARCH_UNWIND_USER_INSN_BYTES	4
+/*
+ * The text arch_unwind_user_fp_prologue() looks at: one byte before the IP
+ * (the "push %bp" that a "mov %sp,%bp" at the IP must follow) and, from the
+ * IP on, the longest prologue start: endbr64, push %rbp, mov %rsp,%rbp.
+ */
+#define ARCH_UNWIND_USER_INSN_BEFORE	1
+#define ARCH_UNWIND_USER_INSN_BYTES	8
 
 enum arch_unwind_user_fp_at {
-	ARCH_UNWIND_USER_FP_BODY,
-	ARCH_UNWIND_USER_FP_ENTRY,
-	ARCH_UNWIND_USER_FP_PUSHED,
+	ARCH_UNWIND_USER_FP_BODY,	/* bp points at the saved bp */
+	ARCH_UNWIND_USER_FP_ENTRY,	/* the return address is on top */
+	ARCH_UNWIND_USER_FP_PUSHED,	/* the saved bp is on top */
+	ARCH_UNWIND_USER_FP_UNKNOWN,	/* too little text was read to tell */
 };
 
 /*
- * Classify the instruction the interrupted frame stopped at: a function's
- * first instruction (push %bp, or the endbr before it) and "ret" leave the
- * return address on top of the stack; "mov %sp,%bp" right after the push
- * leaves the saved bp on top of it. Anything else is the function body.
+ * Compare the @len bytes at @insn with the @plen bytes of @pat: 1 when they
+ * hold the pattern, 0 when they differ from it, -1 when they agree but are
+ * too few to tell.
+ */
+static inline int arch_unwind_user_match(const u8 *insn, unsigned int len,
+					 const u8 *pat, unsigned int plen)
+{
+	if (memcmp(insn, pat, min(len, plen)))
+		return 0;
+	return len >= plen ? 1 : -1;
+}
+
+/* mov %sp,%bp at @insn, in either encoding; 64-bit tasks need REX.W. */
+static inline int arch_unwind_user_match_mov(const u8 *insn, unsigned int len,
+					     unsigned int ws)
+{
+	static const u8 mov[2][3] = {
+		{ 0x48, 0x89, 0xe5 },	/* 89 /r */
+		{ 0x48, 0x8b, 0xec },	/* 8b /r */
+	};
+	unsigned int rex = ws == 8 ? 0 : 1;	/* where to start in mov[] */
+	int a, b;
+
+	a = arch_unwind_user_match(insn, len, mov[0] + rex, 3 - rex);
+	b = arch_unwind_user_match(insn, len, mov[1] + rex, 3 - rex);
+	if (a > 0 || b > 0)
+		return 1;
+	return a < 0 || b < 0 ? -1 : 0;
+}
+
+/*
+ * Classify the instruction the interrupted frame stopped at, from the text
+ * around it: @len bytes from the IP on at @insn and @before bytes before it
+ * (@insn[-1] when @before is 1). Only a real prologue start counts as a
+ * function's entry: "[endbr] push %bp; mov %sp,%bp" with the IP at the endbr
+ * or the push. There, and at "ret" and "ret $imm16", the return address is
+ * on top of the stack. At a "mov %sp,%bp" that directly follows a
+ * "push %bp", the saved bp is on top of it; so it is when an int3 stands in
+ * place of the push (a uprobe on the push, which it emulated, or a debugger
+ * breakpoint). Anything else is the function body, including an endbr that
+ * is an indirect branch target in the body and a push %bp that saves bp as
+ * a callee-saved register.
+ *
+ * Return: where the frame stopped, or ARCH_UNWIND_USER_FP_UNKNOWN when the
+ * bytes given are too few to tell (the text could not all be read).
  */
 static inline enum arch_unwind_user_fp_at
-arch_unwind_user_fp_prologue(const u8 *insn, unsigned int len, unsigned int ws)
+arch_unwind_user_fp_prologue(const u8 *insn, unsigned int before,
+			     unsigned int len, unsigned int ws)
 {
 	static const u8 endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	static const u8 endbr32[] = { 0xf3, 0x0f, 0x1e, 0xfb };
-	const u8 *endbr = ws == 8 ? endbr64 : endbr32;
-	const u8 *mov = insn;
+	int endbr, mov;
 
-	if (len < 1)
-		return ARCH_UNWIND_USER_FP_BODY;
-	/* push %bp; ret; ret $imm16 */
-	if (insn[0] == 0x55 || insn[0] == 0xc3 || insn[0] == 0xc2)
+	if (!len)
+		return ARCH_UNWIND_USER_FP_UNKNOWN;
+	/* ret; ret $imm16 */
+	if (insn[0] == 0xc3 || insn[0] == 0xc2)
 		return ARCH_UNWIND_USER_FP_ENTRY;
-	if (len >= sizeof(endbr64) && !memcmp(insn, endbr, sizeof(endbr64)))
-		return ARCH_UNWIND_USER_FP_ENTRY;
-	/* mov %sp,%bp in either encoding (89 e5, 8b ec), REX.W on 64-bit */
-	if (ws == 8) {
-		if (len < 3 || mov[0] != 0x48)
-			return ARCH_UNWIND_USER_FP_BODY;
-		mov++;
-		len--;
+
+	endbr = arch_unwind_user_match(insn, len, ws == 8 ? endbr64 : endbr32,
+				       sizeof(endbr64));
+	if (endbr < 0)
+		return ARCH_UNWIND_USER_FP_UNKNOWN;
+	if (endbr) {
+		insn += sizeof(endbr64);
+		len -= sizeof(endbr64);
+		if (!len)
+			return ARCH_UNWIND_USER_FP_UNKNOWN;
 	}
-	if (len >= 2 && ((mov[0] == 0x89 && mov[1] == 0xe5) ||
-			 (mov[0] == 0x8b && mov[1] == 0xec)))
-		return ARCH_UNWIND_USER_FP_PUSHED;
-	return ARCH_UNWIND_USER_FP_BODY;
+
+	/* push %bp; mov %sp,%bp */
+	if (insn[0] == 0x55) {
+		mov = arch_unwind_user_match_mov(insn + 1, len - 1, ws);
+		if (mov < 0)
+			return ARCH_UNWIND_USER_FP_UNKNOWN;
+		return mov ? ARCH_UNWIND_USER_FP_ENTRY : ARCH_UNWIND_USER_FP_BODY;
+	}
+	if (endbr)
+		return ARCH_UNWIND_USER_FP_BODY;
+
+	/* mov %sp,%bp right after push %bp (or an int3 in its place) */
+	mov = arch_unwind_user_match_mov(insn, len, ws);
+	if (mov <= 0)
+		return mov ? ARCH_UNWIND_USER_FP_UNKNOWN : ARCH_UNWIND_USER_FP_BODY;
+	if (!before)
+		return ARCH_UNWIND_USER_FP_UNKNOWN;
+	return insn[-1] == 0x55 || insn[-1] == 0xcc ?
+	       ARCH_UNWIND_USER_FP_PUSHED : ARCH_UNWIND_USER_FP_BODY;
 }
 
 /*
