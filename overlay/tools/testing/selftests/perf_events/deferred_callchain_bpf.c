@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * BPF stack helpers never defer: a perf_event BPF program attached to an
- * event with attr.defer_callchain set still gets the whole user stack from
- * bpf_get_stack(), checked against the return addresses the program
- * records itself.
+ * event whose samples defer their user part (attr.defer_callchain, and a
+ * ring buffer that gets the records: attr.defer_output, mapped) still gets
+ * the whole user stack from bpf_get_stack(), checked against the return
+ * addresses the program records itself.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,10 +45,32 @@ static void object_path(char *path, size_t len)
 	snprintf(path, len, "%s/deferred_callchain_bpf.bpf.o", dirname(self));
 }
 
+/*
+ * PERF_RECORD_CALLCHAIN_DEFERRED records in the buffer: the sample asked for
+ * a deferred unwind (the program returns 0, so the sample itself is not
+ * written).
+ */
+static int deferred_records(struct perf_event_mmap_page *pg, size_t size)
+{
+	const char *data = (const char *)pg + getpagesize();
+	__u64 head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), off;
+	const struct perf_event_header *h;
+	int n = 0;
+
+	for (off = 0; off + sizeof(*h) <= head && off + sizeof(*h) <= size; off += h->size) {
+		h = (const void *)(data + off);
+		if (!h->size || off + h->size > size)
+			break;
+		n += h->type == PERF_RECORD_CALLCHAIN_DEFERRED;
+	}
+	return n;
+}
+
 TEST(bpf_get_stack_does_not_defer)
 {
 	static const struct timespec ts = { 0, 1000 * 1000 };
 	unsigned long want[MAX_TOP + 1 + MAX_DEPTH];
+	struct perf_event_mmap_page *rb;
 	struct perf_event_attr attr;
 	struct bpf_program *prog;
 	struct bpf_object *obj;
@@ -72,9 +96,13 @@ TEST(bpf_get_stack_does_not_defer)
 	attr.sample_period = 1;
 	attr.sample_type = PERF_SAMPLE_CALLCHAIN;
 	attr.defer_callchain = 1;
+	attr.defer_output = 1;
 	attr.disabled = 1;
 	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
 	ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(errno));
+	/* Samples defer only into a buffer the records reach. */
+	rb = mmap(NULL, 9 * getpagesize(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, rb) TH_LOG("mmap: %s", strerror(errno));
 	link = bpf_program__attach_perf_event(prog, fd);
 	ASSERT_EQ(0, libbpf_get_error(link)) TH_LOG("cannot attach to the event");
 
@@ -97,6 +125,10 @@ TEST(bpf_get_stack_does_not_defer)
 			       i, (unsigned long long)s.ips[i], want[i]);
 		}
 	}
+	EXPECT_LE(1, deferred_records(rb, 8 * getpagesize())) {
+		TH_LOG("no sample deferred its user part: the helper was not put to the test");
+	}
+	munmap(rb, 9 * getpagesize());
 	bpf_link__destroy(link);
 	close(fd);
 	bpf_object__close(obj);
