@@ -46,7 +46,9 @@ struct unwind_user_frame {
 /**
  * enum unwind_user_stop - why a walk ended
  * @UNWIND_USER_END: the outermost frame was reached
- * @UNWIND_USER_FAULT: a frame could not be read (unmapped memory)
+ * @UNWIND_USER_FAULT: a frame, or the text at the interrupted IP, could not
+ *		       be read: unmapped, or not resident where page faults
+ *		       are not allowed
  * @UNWIND_USER_BAD_FRAME: a frame broke a rule (the stack did not grow,
  *			   a misaligned or non-user address)
  * @UNWIND_USER_TRUNCATED: the entry limit was reached with frames left

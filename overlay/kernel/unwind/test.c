@@ -28,6 +28,7 @@
  *                                  the new image is set up
  *   ask-in-callback MASK           each slot in MASK asks again from its own
  *                                  callback (MASK 0 stops it)
+ *   sleep MS                       sleep MS milliseconds (at most 1000)
  *   clear                          forget what was recorded
  *
  * Read: one line per request and per callback, in the order they happened:
@@ -43,6 +44,7 @@
 #include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/irq_work.h>
 #include <linux/kprobes.h>
@@ -74,6 +76,7 @@
 #define TEST_MAX_IPS	512
 #define TEST_CMD_MAX	512
 #define TEST_WAIT_NS	(2 * NSEC_PER_SEC)
+#define TEST_SLEEP_MAX_MS	1000
 
 struct test_slot {
 	struct unwind_work	work;
@@ -547,6 +550,15 @@ static void test_disarm(void)
 	mutex_unlock(&arm_lock);
 }
 
+static int test_sleep(const char *arg)
+{
+	unsigned int ms;
+
+	if (!arg || kstrtouint(arg, 0, &ms) || ms > TEST_SLEEP_MAX_MS)
+		return -EINVAL;
+	return msleep_interruptible(ms) ? -EINTR : 0;
+}
+
 static int test_command(char *cmd)
 {
 	char *argv[4] = { };
@@ -584,6 +596,8 @@ static int test_command(char *cmd)
 		return test_request_at(argv[1], argv[2]);
 	if (!strcmp(argv[0], "request-uprobe"))
 		return test_request_uprobe(argv[1], argv[2]);
+	if (!strcmp(argv[0], "sleep"))
+		return test_sleep(argv[1]);
 	if (!strcmp(argv[0], "cancel")) {
 		slot = test_parse_slot(argv[1]);
 		if (slot < 0)

@@ -58,12 +58,28 @@ efault:
 	return -EFAULT;
 }
 
+/*
+ * Whether the walk may take page faults: in task context with page faults
+ * and interrupts enabled (the deferred walk runs there). In IRQ or NMI
+ * context, or with page faults disabled, user memory that is not in the page
+ * tables cannot be read.
+ */
+static bool unwind_user_may_fault(void)
+{
+	return in_task() && !faulthandler_disabled() && !irqs_disabled();
+}
+
 /* Read @len bytes of user text at @addr; true when all of them were read. */
 static bool unwind_user_read_text(u8 *dst, unsigned long addr,
-				  unsigned int len)
+				  unsigned int len, bool may_fault)
 {
-	return !len || !copy_from_user_nofault(dst, (const void __user *)addr,
-					       len);
+	const void __user *src = (const void __user *)addr;
+
+	if (!len)
+		return true;
+	if (may_fault)
+		return !copy_from_user(dst, src, len);
+	return !copy_from_user_nofault(dst, src, len);
 }
 
 /*
@@ -76,25 +92,31 @@ unwind_user_fp_topmost(struct unwind_user_state *state)
 	u8 buf[ARCH_UNWIND_USER_INSN_BEFORE + ARCH_UNWIND_USER_INSN_BYTES];
 	u8 *insn = buf + ARCH_UNWIND_USER_INSN_BEFORE;
 	unsigned long ip = state->ip, page = ip & PAGE_MASK;
+	bool may_fault = unwind_user_may_fault();
 	unsigned int before, len, more;
 
 	/*
 	 * The window around the IP, read page by page: the IP's own page
-	 * holds the text just executed, so it is resident; the page before
-	 * or after it may not be mapped, which only shortens the window.
+	 * holds the text just executed; the page before or after it may not
+	 * be mapped, which only shortens the window. Text just executed need
+	 * not be in the page tables any more (reclaim, madvise() while the
+	 * task slept): read it with faults where that is allowed.
 	 */
 	before = min_t(unsigned long, ip - page, ARCH_UNWIND_USER_INSN_BEFORE);
 	len = min_t(unsigned long, page + PAGE_SIZE - ip,
 		    ARCH_UNWIND_USER_INSN_BYTES);
-	if (!unwind_user_read_text(insn - before, ip - before, before + len))
+	if (!unwind_user_read_text(insn - before, ip - before, before + len,
+				   may_fault))
 		return ARCH_UNWIND_USER_FP_UNKNOWN;
 
 	more = ARCH_UNWIND_USER_INSN_BYTES - len;
-	if (more && unwind_user_read_text(insn + len, ip + len, more))
+	if (more && unwind_user_read_text(insn + len, ip + len, more,
+					  may_fault))
 		len += more;
 	more = ARCH_UNWIND_USER_INSN_BEFORE - before;
 	if (more && ip >= ARCH_UNWIND_USER_INSN_BEFORE &&
-	    unwind_user_read_text(buf, ip - ARCH_UNWIND_USER_INSN_BEFORE, more))
+	    unwind_user_read_text(buf, ip - ARCH_UNWIND_USER_INSN_BEFORE, more,
+				  may_fault))
 		before += more;
 
 	return arch_unwind_user_fp_prologue(insn, before, len, state->ws);
@@ -110,9 +132,19 @@ static int unwind_user_next_fp(struct unwind_user_state *state)
 
 	at = state->topmost ? unwind_user_fp_topmost(state) :
 			      ARCH_UNWIND_USER_FP_BODY;
-	/* Text that could not be read: take the frame for a body. */
-	if (at == ARCH_UNWIND_USER_FP_UNKNOWN)
+	/*
+	 * Text that cannot be read even with faults is not there and holds
+	 * no prologue. Without faults it may only be out of the page tables:
+	 * end the walk rather than guess, so that a caller in an interrupt
+	 * can tell a walk that needs a fault from a real result.
+	 */
+	if (at == ARCH_UNWIND_USER_FP_UNKNOWN) {
+		if (!unwind_user_may_fault()) {
+			unwind_user_stop(state, UNWIND_USER_FAULT);
+			return -EFAULT;
+		}
 		at = ARCH_UNWIND_USER_FP_BODY;
+	}
 	arch_unwind_user_fp_frame(frame, at, ws);
 
 	if (frame->use_fp) {
@@ -179,7 +211,8 @@ static int unwind_user_next_fp(struct unwind_user_state *state)
  *
  * Tries the available methods in order of preference. Context: task, IRQ or
  * NMI context of the task being walked; where page faults are disabled, a
- * frame that is not resident ends the walk with %UNWIND_USER_FAULT.
+ * frame (or the interrupted frame's text) that is not resident ends the walk
+ * with %UNWIND_USER_FAULT.
  *
  * Return: 0 when @state holds the caller's frame; a negative errno when the
  * walk is over, with @state->done set and @state->stop saying why.
@@ -246,7 +279,7 @@ int unwind_user_start(struct unwind_user_state *state)
  * Stores the interrupted user IP followed by the return address of every
  * frame found, innermost first. Context: task, IRQ or NMI context of the
  * current task; only where page faults may be taken are non-resident stack
- * pages read.
+ * and text pages read.
  *
  * Return: why the walk ended (an enum unwind_user_stop value, >= 0), or
  * -EINVAL when the task has no user registers or @max_entries is 0; then

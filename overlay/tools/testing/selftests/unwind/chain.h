@@ -10,7 +10,7 @@
 #include <string.h>
 
 #define MAX_DEPTH	256
-#define MAX_TOP		2
+#define MAX_TOP		3
 
 /*
  * A call chain of known shape: the test calls descend(), which recurses

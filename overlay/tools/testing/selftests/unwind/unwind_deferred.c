@@ -216,6 +216,9 @@ DEFINE_ARMED_LEAF(leaf_after_push_alt, "push " BP "\n",
 /* A uprobe on "push %bp": emulated, it leaves the task at the mov. */
 DEFINE_ARMED_LEAF(leaf_uprobe_push, "",
 		  "\tpush " BP "\n1:\tmov " SP ", " BP "\n\tpop " BP "\n\tret\n")
+/* A uprobe on an endbr: the task is left at a copy of it, out of line. */
+DEFINE_ARMED_LEAF(leaf_uprobe_endbr, "",
+		  "1:\t" ENDBR "push " BP "\n\tmov " SP ", " BP "\n\tpop " BP "\n\tret\n")
 
 static void chain_write(struct chain *c, int fd, const char *cmd, int depth,
 			void (*leaf)(struct chain *c))
@@ -329,9 +332,13 @@ static const struct req *req_at(const struct results *r, const char *at,
 	return NULL;
 }
 
-/* The callback's stack must start with exactly the frames the chain has. */
-static void check_stack(struct __test_metadata *_metadata,
-			const struct chain *c, const struct cb *b)
+/*
+ * The callback's stack must start with exactly the frames the chain has,
+ * from frame @from on (the frames before it are not known).
+ */
+static void check_stack_from(struct __test_metadata *_metadata,
+			     const struct chain *c, const struct cb *b,
+			     int from)
 {
 	unsigned long want[MAX_TOP + 1 + MAX_DEPTH];
 	int i, n = chain_frames(c, want);
@@ -340,12 +347,18 @@ static void check_stack(struct __test_metadata *_metadata,
 		TH_LOG("the callback got %u frames; the program has at least %d",
 		       b->nr, n);
 	}
-	for (i = 0; i < n; i++) {
+	for (i = from; i < n; i++) {
 		ASSERT_EQ(b->ips[i], (unsigned long long)want[i]) {
 			TH_LOG("frame %d: the callback has %#llx, the program recorded %#lx",
 			       i, b->ips[i], want[i]);
 		}
 	}
+}
+
+static void check_stack(struct __test_metadata *_metadata,
+			const struct chain *c, const struct cb *b)
+{
+	check_stack_from(_metadata, c, b, 0);
 }
 
 /*
@@ -704,6 +717,7 @@ TEST_F(unwind, bad_commands_are_refused)
 		{ "request-at ffff888000000000 0x1", -EINVAL },
 		{ "request-at 401000", -EINVAL },
 		{ "request-uprobe 0 0x1", -EINVAL },
+		{ "sleep 1001", -EINVAL },
 		{ "frobnicate", -EINVAL },
 	};
 	unsigned int i;
@@ -872,6 +886,195 @@ TEST_F(unwind, exec_with_request_pending)
 	EXPECT_EQ(1, counter("exec_completions") - done);
 }
 
+/*
+ * paged_syscall() returns a function alone in its own page of text
+ * (paged_text), long f(long nr, long a, long b, long c, unsigned long *top):
+ * a frame-pointer function that makes the system call after pushing the
+ * return address of a mini function placed right after the syscall
+ * instruction, so that the system call returns to the mini function's
+ * entry, "push %bp; mov %sp,%bp". top[] gets the frames above the caller,
+ * innermost first: the return IP, the mini function's return address and
+ * f's own.
+ */
+#define PAGED_TEXT_SIZE	4096
+
+typedef long (*paged_syscall_t)(long nr, long a, long b, long c,
+				unsigned long *top);
+
+#ifdef __x86_64__
+asm(".pushsection .text.unwind_paged, \"ax\", @progbits\n"
+	".balign 4096\n"
+	"paged_text:\n\t"
+	"push %rbp\n\t"
+	"mov %rsp, %rbp\n\t"
+	"lea 1f(%rip), %rax\n\t"
+	"mov %rax, (%r8)\n\t"
+	"lea 2f(%rip), %rax\n\t"
+	"mov %rax, 8(%r8)\n\t"
+	"push %rax\n\t"
+	"mov 8(%rbp), %rax\n\t"
+	"mov %rax, 16(%r8)\n\t"
+	"mov %rdi, %rax\n\t"
+	"mov %rsi, %rdi\n\t"
+	"mov %rdx, %rsi\n\t"
+	"mov %rcx, %rdx\n\t"
+	"syscall\n"
+	"1:\tpush %rbp\n\t"
+	"mov %rsp, %rbp\n\t"
+	"pop %rbp\n\t"
+	"ret\n"
+	"2:\tpop %rbp\n\t"
+	"ret\n\t"
+	".balign 4096\n"
+	".popsection");
+
+static paged_syscall_t paged_syscall(void)
+{
+	unsigned long addr;
+
+	asm("lea paged_text(%%rip), %0" : "=r"(addr));
+	return (paged_syscall_t)addr;
+}
+#else
+asm(".pushsection .text.unwind_paged, \"ax\", @progbits\n"
+	".balign 4096\n"
+	"paged_text:\n\t"
+	"push %ebp\n\t"
+	"mov %esp, %ebp\n\t"
+	"push %ebx\n\t"
+	"mov 24(%ebp), %ecx\n\t"
+	"movl $1f, (%ecx)\n\t"
+	"movl $2f, 4(%ecx)\n\t"
+	"mov 4(%ebp), %eax\n\t"
+	"mov %eax, 8(%ecx)\n\t"
+	"mov 8(%ebp), %eax\n\t"
+	"mov 12(%ebp), %ebx\n\t"
+	"mov 16(%ebp), %ecx\n\t"
+	"mov 20(%ebp), %edx\n\t"
+	"push $2f\n\t"
+	"int $0x80\n"
+	"1:\tpush %ebp\n\t"
+	"mov %esp, %ebp\n\t"
+	"pop %ebp\n\t"
+	"ret\n"
+	"2:\tpop %ebx\n\t"
+	"pop %ebp\n\t"
+	"ret\n\t"
+	".balign 4096\n"
+	".popsection");
+
+static paged_syscall_t paged_syscall(void)
+{
+	unsigned long addr;
+
+	asm("mov $paged_text, %0" : "=r"(addr));
+	return (paged_syscall_t)addr;
+}
+#endif
+
+static __attribute__((noipa)) void leaf_paged(struct chain *c)
+{
+	c->leaf_ra = (unsigned long)__builtin_return_address(0);
+	c->ret = paged_syscall()(c->nr, c->a, c->b, c->c, c->top);
+	c->ntop = 3;
+}
+
+/* Is thread @tid asleep in system call @nr? */
+static bool asleep_in(pid_t tid, long nr)
+{
+	char path[64], buf[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || buf[0] < '0' || buf[0] > '9')
+		return false;	/* "running", or -1: not in a system call */
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10) == nr;
+}
+
+/*
+ * Drops paged_text from the page tables while the thread @tid sleeps in its
+ * write(), that is before its walk; the private file mapping refaults from
+ * the page cache. Runs all of its code once first and then nothing new
+ * until the write returns: a fault on a nearby page of text could map
+ * that page again (fault-around).
+ */
+struct dropper {
+	pid_t tid;
+	int done;		/* the write returned; __atomic builtins */
+	int dropped;		/* while @tid slept in write() */
+	int err;
+};
+
+static void *drop_paged_text(void *arg)
+{
+	struct dropper *d = arg;
+
+	asleep_in(d->tid, __NR_write);
+	usleep(1);
+	if (madvise((void *)paged_syscall(), PAGED_TEXT_SIZE, MADV_NORMAL)) {
+		d->err = errno;
+		return NULL;
+	}
+	while (!asleep_in(d->tid, __NR_write)) {
+		if (__atomic_load_n(&d->done, __ATOMIC_ACQUIRE))
+			return NULL;
+		usleep(1000);
+	}
+	if (madvise((void *)paged_syscall(), PAGED_TEXT_SIZE, MADV_DONTNEED))
+		d->err = errno;
+	else
+		d->dropped = asleep_in(d->tid, __NR_write);
+	while (!__atomic_load_n(&d->done, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return NULL;
+}
+
+/*
+ * A task stopped at a function's entry whose text page is not in its page
+ * tables when the walk runs (dropped meanwhile, or reclaimed): the walk
+ * takes the fault and still finds the return address on top of the stack.
+ */
+TEST_F(unwind, entry_text_not_mapped_at_the_walk)
+{
+	const char *cmd = "request task 0x1;sleep 300";
+	struct results *r = self->res;
+	struct dropper d;
+	pthread_t thread;
+	int tries;
+
+	if (getpagesize() != PAGED_TEXT_SIZE)
+		SKIP(return, "the text page is not %d bytes", PAGED_TEXT_SIZE);
+	for (tries = 0; tries < 5; tries++) {
+		memset(&d, 0, sizeof(d));
+		d.tid = gettid();
+		ASSERT_EQ(0, ctl(self->fd, "clear"));
+		ASSERT_EQ(0, pthread_create(&thread, NULL, drop_paged_text, &d));
+		chain_write(self->c, self->fd, cmd, 6, leaf_paged);
+		__atomic_store_n(&d.done, 1, __ATOMIC_RELEASE);
+		pthread_join(thread, NULL);
+		ASSERT_EQ(0, d.err) TH_LOG("madvise: %s", strerror(d.err));
+		ASSERT_EQ((long)strlen(cmd), self->c->ret) {
+			TH_LOG("'%s': %s", cmd, strerror(-self->c->ret));
+		}
+		if (d.dropped)
+			break;
+	}
+	ASSERT_TRUE(d.dropped) {
+		TH_LOG("%d tries: the text page was never dropped while the task slept in write()",
+		       tries);
+	}
+	ASSERT_EQ(0, read_results(self->fd, r));
+	ASSERT_EQ(1, r->ncb) TH_LOG("%d callbacks for one request", r->ncb);
+	check_stack(_metadata, self->c, &r->cb[0]);
+}
+
 TEST_F(unwind, deep_stack_cost)
 {
 	long long ns = counter("walk_ns"), frames = counter("frames");
@@ -919,6 +1122,7 @@ FIXTURE_VARIANT(prologue) {
 	/* What asks at at(): "request-at" or "request-uprobe"; NULL: the write */
 	const char *ask;
 	unsigned long (*at)(void);
+	int from;	/* the first frame known (the IP: 0) */
 };
 
 FIXTURE_VARIANT_ADD(prologue, body) {
@@ -968,6 +1172,18 @@ FIXTURE_VARIANT_ADD(prologue, uprobe_at_push_bp) {
 	.at = leaf_uprobe_push_at,
 };
 
+/*
+ * A uprobe single-steps an endbr out of line: the IP is its copy in the
+ * uprobes area (not known to the program, and not yet in the task's page
+ * tables), but the frame is the one at the function's entry.
+ */
+FIXTURE_VARIANT_ADD(prologue, uprobe_at_endbr) {
+	.leaf = leaf_uprobe_endbr,
+	.ask = "request-uprobe",
+	.at = leaf_uprobe_endbr_at,
+	.from = 1,
+};
+
 TEST_F(prologue, topmost_frame)
 {
 	struct results *r = self->res;
@@ -987,7 +1203,7 @@ TEST_F(prologue, topmost_frame)
 		TH_LOG("%d callbacks for one request%s", r->ncb,
 		       variant->ask && !r->nreq ? " (nothing asked)" : "");
 	}
-	check_stack(_metadata, self->c, &r->cb[0]);
+	check_stack_from(_metadata, self->c, &r->cb[0], variant->from);
 }
 
 /*
