@@ -12,6 +12,7 @@
 #include <linux/sched/task_stack.h>
 #include <linux/uaccess.h>
 #include <linux/unwind_user.h>
+#include <linux/uprobes.h>
 
 static void unwind_user_stop(struct unwind_user_state *state,
 			     enum unwind_user_stop why)
@@ -83,6 +84,28 @@ static bool unwind_user_read_text(u8 *dst, unsigned long addr,
 }
 
 /*
+ * The address of the text the interrupted frame stopped at. A task that
+ * single-steps a uprobe's probed instruction out of line is at a copy of it
+ * in the uprobes XOL area: its frame is that of the probed address, whose
+ * text holds the breakpoint in place of the instruction's first byte (the
+ * copy at the IP still has that byte). *@xol says so.
+ */
+static unsigned long unwind_user_text_ip(unsigned long ip, bool *xol)
+{
+#ifdef CONFIG_UPROBES
+	struct uprobe_task *utask = READ_ONCE(current->utask);
+
+	if (utask && READ_ONCE(utask->state) == UTASK_SSTEP &&
+	    READ_ONCE(utask->xol_vaddr) == ip) {
+		*xol = true;
+		return READ_ONCE(utask->vaddr);
+	}
+#endif
+	*xol = false;
+	return ip;
+}
+
+/*
  * Where the interrupted frame stopped: its prologue, "ret", or its body;
  * ARCH_UNWIND_USER_FP_UNKNOWN when the text could not be read.
  */
@@ -91,9 +114,13 @@ unwind_user_fp_topmost(struct unwind_user_state *state)
 {
 	u8 buf[ARCH_UNWIND_USER_INSN_BEFORE + ARCH_UNWIND_USER_INSN_BYTES];
 	u8 *insn = buf + ARCH_UNWIND_USER_INSN_BEFORE;
-	unsigned long ip = state->ip, page = ip & PAGE_MASK;
 	bool may_fault = unwind_user_may_fault();
 	unsigned int before, len, more;
+	unsigned long ip, page;
+	bool xol;
+
+	ip = unwind_user_text_ip(state->ip, &xol);
+	page = ip & PAGE_MASK;
 
 	/*
 	 * The window around the IP, read page by page: the IP's own page
@@ -118,6 +145,8 @@ unwind_user_fp_topmost(struct unwind_user_state *state)
 	    unwind_user_read_text(buf, ip - ARCH_UNWIND_USER_INSN_BEFORE, more,
 				  may_fault))
 		before += more;
+	if (xol && !unwind_user_read_text(insn, state->ip, 1, may_fault))
+		return ARCH_UNWIND_USER_FP_UNKNOWN;
 
 	return arch_unwind_user_fp_prologue(insn, before, len, state->ws);
 }

@@ -1173,14 +1173,22 @@ FIXTURE_VARIANT_ADD(prologue, uprobe_at_push_bp) {
 };
 
 /*
- * A uprobe single-steps an endbr out of line: the IP is its copy in the
- * uprobes area (not known to the program, and not yet in the task's page
- * tables), but the frame is the one at the function's entry.
+ * A uprobe single-steps these out of line: the IP is the instruction's copy
+ * in the uprobes area, not known to the program, but the frame is the one
+ * at the probed instruction: at the endbr, and after push %bp, which is
+ * found in the text before the probe.
  */
 FIXTURE_VARIANT_ADD(prologue, uprobe_at_endbr) {
 	.leaf = leaf_uprobe_endbr,
 	.ask = "request-uprobe",
 	.at = leaf_uprobe_endbr_at,
+	.from = 1,
+};
+
+FIXTURE_VARIANT_ADD(prologue, uprobe_after_push_bp) {
+	.leaf = leaf_after_push,
+	.ask = "request-uprobe",
+	.at = leaf_after_push_at,
 	.from = 1,
 };
 
