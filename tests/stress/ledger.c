@@ -5,11 +5,13 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -390,6 +392,59 @@ size_t ledger_drain(struct ledger *l)
 	return n;
 }
 
+/*
+ * The kernel reports a ring's losses (PERF_RECORD_LOST) only in front of
+ * the next record it manages to write there.  Losses just before the
+ * workload's end would so go unreported and their records look missing.
+ * Write one more record into each CPU's ring after the last drain: a
+ * PERF_RECORD_COMM of this thread, through a dummy event bound to that
+ * CPU, with this thread running there.  Rings of per-task events cannot
+ * take an event of this thread; their late losses stay unknown.
+ */
+int ledger_flush_lost(struct ledger *l)
+{
+	struct perf_event_attr attr;
+	cpu_set_t old, one;
+	char comm[16];
+	int i, fd, err = 0;
+
+	if (sched_getaffinity(0, sizeof(old), &old) ||
+	    prctl(PR_GET_NAME, comm))
+		return -errno;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.sample_type = LEDGER_SAMPLE_TYPE;
+	attr.sample_id_all = 1;
+	attr.comm = 1;
+	for (i = 0; i < l->nr_rings && !err; i++) {
+		const struct ring *r = &l->rings[i];
+
+		if (r->cpu < 0)
+			continue;
+		fd = syscall(SYS_perf_event_open, &attr, 0, r->cpu, -1,
+			     PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		CPU_ZERO(&one);
+		CPU_SET(r->cpu, &one);
+		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) ||
+		    sched_setaffinity(0, sizeof(one), &one) ||
+		    prctl(PR_SET_NAME, comm))
+			err = -errno;
+		close(fd);
+	}
+	sched_setaffinity(0, sizeof(old), &old);
+	if (!err) {
+		uint64_t lost = l->lost;
+
+		ledger_drain(l);
+		l->lost_late = l->lost - lost;
+	}
+	return err;
+}
+
 void ledger_close(struct ledger *l)
 {
 	size_t page = sysconf(_SC_PAGESIZE);
@@ -488,7 +543,7 @@ const char *ledger_check(struct ledger *l, bool strays_ok, char *buf,
 
 void ledger_print(const struct ledger *l)
 {
-	printf("# %s: %llu samples (%llu deferred, %llu classic, %llu kernel only), %llu records (%.1f frames each) of %llu entries; %llu entries matched, %llu records missing, %llu records without a sample on their CPU; lost %llu records, %llu samples; %llu throttle\n",
+	printf("# %s: %llu samples (%llu deferred, %llu classic, %llu kernel only), %llu records (%.1f frames each) of %llu entries; %llu entries matched, %llu records missing, %llu records without a sample on their CPU; lost %llu records (%llu reported only at the end), %llu samples; %llu throttle\n",
 	       l->name, (unsigned long long)l->samples,
 	       (unsigned long long)l->deferred,
 	       (unsigned long long)l->classic_user,
@@ -500,6 +555,7 @@ void ledger_print(const struct ledger *l)
 	       (unsigned long long)l->unmatched,
 	       (unsigned long long)l->strays,
 	       (unsigned long long)l->lost,
+	       (unsigned long long)l->lost_late,
 	       (unsigned long long)l->lost_samples,
 	       (unsigned long long)l->throttles);
 }

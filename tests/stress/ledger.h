@@ -96,6 +96,7 @@ struct ledger {
 	/* what was read */
 	uint64_t samples, deferred, classic_user, no_user, records;
 	uint64_t lost, lost_samples, throttles, others;
+	uint64_t lost_late;	/* of @lost, reported by ledger_flush_lost() */
 	uint64_t record_frames, records_bad_ip, malformed;
 	uint64_t cookie_tid_clash;
 	/* samples or records in the ring of another CPU than theirs */
@@ -133,6 +134,11 @@ int ledger_redirect(struct ledger *l, int fd, int ring_fd);
 int ledger_enable(struct ledger *l);
 /* Read everything in the rings; returns the number of bytes read. */
 size_t ledger_drain(struct ledger *l);
+/*
+ * After the last drain: have the kernel report the losses of each CPU's
+ * ring that it has not reported yet, and read them; 0 or -errno.
+ */
+int ledger_flush_lost(struct ledger *l);
 /* Unmap the rings and close every event. */
 void ledger_close(struct ledger *l);
 void ledger_free(struct ledger *l);
