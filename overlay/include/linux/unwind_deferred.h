@@ -46,6 +46,7 @@ void unwind_task_free(struct task_struct *task);
 void unwind_deferred_task_exit(struct task_struct *task);
 void unwind_deferred_exec_begin(void);
 void unwind_deferred_exec_end(void);
+void unwind_deferred_exec_new_regs(void);
 bool __unwind_reset_info(void);
 
 /*
@@ -98,6 +99,7 @@ static inline void unwind_task_free(struct task_struct *task) { }
 static inline void unwind_deferred_task_exit(struct task_struct *task) { }
 static inline void unwind_deferred_exec_begin(void) { }
 static inline void unwind_deferred_exec_end(void) { }
+static inline void unwind_deferred_exec_new_regs(void) { }
 static inline void unwind_reset_info(void) { }
 
 #endif /* CONFIG_UNWIND_DEFERRED */

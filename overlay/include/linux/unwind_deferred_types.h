@@ -3,6 +3,7 @@
 #define _LINUX_UNWIND_DEFERRED_TYPES_H
 
 #include <linux/types.h>
+#include <linux/unwind_user_types.h>
 
 /**
  * struct unwind_cache - the user stack of the current entry context
@@ -25,6 +26,7 @@ struct unwind_cache {
  *	  also from NMI
  * @done: users whose callback already ran in this entry context
  * @cookie: the cookie of this entry context, 0 until the first request
+ * @regs: the user state at the first request, where the walk starts
  * @max_entries: the most entries any request of this entry context needs
  * @in_exec: in execve(), between unwind_deferred_exec_begin() and _end()
  * @cache: the walk, allocated on the task's first walk
@@ -34,6 +36,7 @@ struct unwind_task_info {
 	unsigned long		mask;
 	unsigned long		done;
 	u64			cookie;
+	struct unwind_user_regs	regs;
 	unsigned int		max_entries;
 	bool			in_exec;
 	struct unwind_cache	*cache;

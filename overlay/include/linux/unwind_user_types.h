@@ -61,6 +61,25 @@ enum unwind_user_stop {
 };
 
 /**
+ * struct unwind_user_regs - the user state a walk starts from
+ * @ip: the interrupted user instruction pointer
+ * @sp: the user stack pointer
+ * @fp: the user frame pointer
+ * @ws: word size of the task's stack (4 for compat tasks)
+ *
+ * Taken from the task's saved user registers when a deferred walk is
+ * asked for: the kernel may change those registers before the walk runs
+ * (a signal frame, a restarted system call, ptrace), and the walk must
+ * describe the state the request was made in.
+ */
+struct unwind_user_regs {
+	unsigned long	ip;
+	unsigned long	sp;
+	unsigned long	fp;
+	unsigned int	ws;
+};
+
+/**
  * struct unwind_user_state - position of a user stack walk
  * @ip: instruction pointer of the current frame
  * @sp: stack pointer of the current frame (the CFA of the frame below it)

@@ -129,7 +129,14 @@ static __always_inline void unwind_stat_inc(enum unwind_stat stat)
 	unwind_stat_add(stat, 1);
 }
 
-/* Called with interrupts disabled (or from NMI) on the current task. */
+/*
+ * Called with interrupts disabled (or from NMI) on the current task. The
+ * first request of an entry context also notes the user state to walk
+ * from: the kernel may rewrite the saved user registers before the walk
+ * (a signal frame set up after the request, a restarted system call), and
+ * the walk must give the stack the request was made on. An NMI that
+ * comes in between notes the same registers.
+ */
 static u64 unwind_get_cookie(struct unwind_task_info *info)
 {
 	u64 old = READ_ONCE(info->cookie);
@@ -137,6 +144,8 @@ static u64 unwind_get_cookie(struct unwind_task_info *info)
 
 	if (old)
 		return old;
+
+	unwind_user_save_regs(&info->regs);
 
 	new = (u64)local64_inc_return(this_cpu_ptr(&unwind_cookie_seq));
 	new = (new << fls(nr_cpu_ids)) | (smp_processor_id() + 1);
@@ -352,7 +361,7 @@ static void unwind_deferred_trace(struct unwind_task_info *info,
 	}
 
 	start = local_clock();
-	stop = unwind_user(trace, want);
+	stop = unwind_user(trace, want, &info->regs);
 	unwind_fixup_uretprobes(trace);
 	trace->walk_ns = local_clock() - start;
 	unwind_stat_add(UNWIND_STAT_WALK_NS, trace->walk_ns);
@@ -538,6 +547,27 @@ void unwind_deferred_exec_begin(void)
 void unwind_deferred_exec_end(void)
 {
 	WRITE_ONCE(current->unwind_info.in_exec, false);
+}
+
+/**
+ * unwind_deferred_exec_new_regs - walk the new image from its entry
+ *
+ * Called by a successful execve() once the binary loader has set the new
+ * image's user registers, which it does last: requests made since
+ * unwind_deferred_exec_end() (page faults while the image was loaded)
+ * noted the old image's registers. Their walk on the way out starts where
+ * the task will start, at the new image's entry. A request from an NMI in
+ * between notes the same registers: only the first request of an entry
+ * context writes them, and this one only after it.
+ *
+ * Context: process context of the current task.
+ */
+void unwind_deferred_exec_new_regs(void)
+{
+	struct unwind_task_info *info = &current->unwind_info;
+
+	if (READ_ONCE(info->cookie))
+		unwind_user_save_regs(&info->regs);
 }
 
 /**

@@ -26,6 +26,9 @@
  *   arm-exec MASK                  ask when the writer's next execve starts,
  *                                  at its point of no return, and again once
  *                                  the new image is set up
+ *   arm-signal MASK                ask when get_signal() returns a signal to
+ *                                  the writer's handler, before the handler's
+ *                                  frame is set up
  *   ask-in-callback MASK           each slot in MASK asks again from its own
  *                                  callback (MASK 0 stops it)
  *   sleep MS                       sleep MS milliseconds (at most 1000)
@@ -116,8 +119,8 @@ static unsigned long ctx_mask;
 static unsigned int ctx_repeat;
 static int irq_done, nmi_armed, nmi_done;
 
-static atomic_t exit_pid, exec_pid;
-static unsigned long exit_mask, exec_mask;
+static atomic_t exit_pid, exec_pid, signal_pid;
+static unsigned long exit_mask, exec_mask, signal_mask;
 static unsigned long callback_mask;
 
 static const char *test_ctx(void)
@@ -365,6 +368,28 @@ static struct kprobe kp_exec_setup = {
 static struct kprobe *test_kprobes[] = {
 	&kp_exit, &kp_exec_begin, &kp_exec_mid, &kp_exec_setup,
 };
+
+/*
+ * get_signal() returned a signal with a handler: the user registers are
+ * still those of the interrupted code, and the signal frame is next.
+ */
+static int test_signal_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	pid_t pid = current->pid;
+
+	if (regs_return_value(regs) && atomic_read(&signal_pid) == pid &&
+	    atomic_cmpxchg(&signal_pid, pid, 0) == pid)
+		test_request("signal", signal_mask, 1);
+	return 0;
+}
+
+static struct kretprobe krp_signal = {
+	.kp.symbol_name = "get_signal",
+	.handler = test_signal_ret,
+	.maxactive = 4,
+};
+
+static bool kretprobe_on;
 
 static bool kprobes_on;
 
@@ -634,6 +659,15 @@ static int test_command(char *cmd)
 		}
 		return 0;
 	}
+	if (!strcmp(argv[0], "arm-signal")) {
+		if (!kretprobe_on)
+			return -EOPNOTSUPP;
+		if (test_parse_mask(argv[1], &mask))
+			return -EINVAL;
+		signal_mask = mask;
+		atomic_set(&signal_pid, current->pid);
+		return 0;
+	}
 	if (!strcmp(argv[0], "ask-in-callback")) {
 		if (!argv[1] || kstrtoul(argv[1], 16, &mask))
 			return -EINVAL;
@@ -770,6 +804,11 @@ static int __init test_unwind_deferred_init(void)
 	if (ret)
 		pr_info("unwind_test: no kprobes (%d): exit and exec tests off\n",
 			ret);
+	ret = register_kretprobe(&krp_signal);
+	kretprobe_on = !ret;
+	if (ret)
+		pr_info("unwind_test: no kretprobe (%d): signal test off\n",
+			ret);
 
 	test_dir = debugfs_create_dir("unwind_deferred_test", NULL);
 	debugfs_create_file("ctl", 0600, test_dir, NULL, &test_ctl_fops);
@@ -785,6 +824,8 @@ static void __exit test_unwind_deferred_exit(void)
 	debugfs_remove_recursive(test_dir);
 	if (kprobes_on)
 		unregister_kprobes(test_kprobes, ARRAY_SIZE(test_kprobes));
+	if (kretprobe_on)
+		unregister_kretprobe(&krp_signal);
 #ifdef TEST_HAVE_NMI
 	unregister_nmi_handler(NMI_LOCAL, "unwind_test");
 #endif

@@ -86,22 +86,28 @@ static bool unwind_user_read_text(u8 *dst, unsigned long addr,
 /*
  * The address of the text the interrupted frame stopped at. A task that
  * single-steps a uprobe's probed instruction out of line is at a copy of it
- * in the uprobes XOL area: its frame is that of the probed address, whose
- * text holds the breakpoint in place of the instruction's first byte (the
- * copy at the IP still has that byte). *@xol says so.
+ * in the uprobes XOL area, or (when the walk starts from the state its
+ * uprobe handler saw) at the probed address: its frame is that of the
+ * probed address, whose text holds the breakpoint in place of the
+ * instruction's first byte, which the copy still has. *@xol is then the
+ * copy's address, else 0.
  */
-static unsigned long unwind_user_text_ip(unsigned long ip, bool *xol)
+static unsigned long unwind_user_text_ip(unsigned long ip, unsigned long *xol)
 {
 #ifdef CONFIG_UPROBES
 	struct uprobe_task *utask = READ_ONCE(current->utask);
 
-	if (utask && READ_ONCE(utask->state) == UTASK_SSTEP &&
-	    READ_ONCE(utask->xol_vaddr) == ip) {
-		*xol = true;
-		return READ_ONCE(utask->vaddr);
+	if (utask && READ_ONCE(utask->state) == UTASK_SSTEP) {
+		unsigned long copy = READ_ONCE(utask->xol_vaddr);
+		unsigned long probed = READ_ONCE(utask->vaddr);
+
+		if (ip == copy || ip == probed) {
+			*xol = copy;
+			return probed;
+		}
 	}
 #endif
-	*xol = false;
+	*xol = 0;
 	return ip;
 }
 
@@ -116,8 +122,7 @@ unwind_user_fp_topmost(struct unwind_user_state *state)
 	u8 *insn = buf + ARCH_UNWIND_USER_INSN_BEFORE;
 	bool may_fault = unwind_user_may_fault();
 	unsigned int before, len, more;
-	unsigned long ip, page;
-	bool xol;
+	unsigned long ip, page, xol;
 
 	ip = unwind_user_text_ip(state->ip, &xol);
 	page = ip & PAGE_MASK;
@@ -145,7 +150,7 @@ unwind_user_fp_topmost(struct unwind_user_state *state)
 	    unwind_user_read_text(buf, ip - ARCH_UNWIND_USER_INSN_BEFORE, more,
 				  may_fault))
 		before += more;
-	if (xol && !unwind_user_read_text(insn, state->ip, 1, may_fault))
+	if (xol && !unwind_user_read_text(insn, xol, 1, may_fault))
 		return ARCH_UNWIND_USER_FP_UNKNOWN;
 
 	return arch_unwind_user_fp_prologue(insn, before, len, state->ws);
@@ -264,8 +269,27 @@ int unwind_user_next(struct unwind_user_state *state)
 }
 
 /**
+ * unwind_user_save_regs - note where a walk of the current task would start
+ * @regs: filled from the current task's saved user registers
+ *
+ * Context: task, IRQ or NMI context of the current task, whose saved
+ * registers are user mode.
+ */
+void unwind_user_save_regs(struct unwind_user_regs *regs)
+{
+	struct pt_regs *uregs = task_pt_regs(current);
+
+	regs->ip = instruction_pointer(uregs);
+	regs->sp = user_stack_pointer(uregs);
+	regs->fp = frame_pointer(uregs);
+	regs->ws = arch_unwind_user_word_size(uregs);
+}
+
+/**
  * unwind_user_start - begin a walk of the current task's user stack
  * @state: the walk state to fill
+ * @from: the user state to start from, saved earlier by
+ *	  unwind_user_save_regs(); NULL: the task's saved user registers now
  *
  * Context: task, IRQ or NMI context of the current task.
  *
@@ -274,14 +298,16 @@ int unwind_user_next(struct unwind_user_state *state)
  * (with @state->done set) when the task has no user registers: a kernel
  * thread, or registers that are not user mode.
  */
-int unwind_user_start(struct unwind_user_state *state)
+int unwind_user_start(struct unwind_user_state *state,
+		      const struct unwind_user_regs *from)
 {
 	struct pt_regs *regs = task_pt_regs(current);
+	struct unwind_user_regs now;
 
 	memset(state, 0, sizeof(*state));
 
 	if ((current->flags & (PF_KTHREAD | PF_USER_WORKER)) || !current->mm ||
-	    !user_mode(regs)) {
+	    (!from && !user_mode(regs))) {
 		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
 		return -EINVAL;
 	}
@@ -289,10 +315,14 @@ int unwind_user_start(struct unwind_user_state *state)
 	if (IS_ENABLED(CONFIG_HAVE_UNWIND_USER_FP))
 		state->available_types |= UNWIND_USER_TYPE_FP;
 
-	state->ip = instruction_pointer(regs);
-	state->sp = user_stack_pointer(regs);
-	state->fp = frame_pointer(regs);
-	state->ws = arch_unwind_user_word_size(regs);
+	if (!from) {
+		unwind_user_save_regs(&now);
+		from = &now;
+	}
+	state->ip = from->ip;
+	state->sp = from->sp;
+	state->fp = from->fp;
+	state->ws = from->ws;
 	state->topmost = true;
 	/* A task may jump anywhere; a kernel address is not a user frame. */
 	if (state->ip >= TASK_SIZE_MAX)
@@ -304,6 +334,7 @@ int unwind_user_start(struct unwind_user_state *state)
  * unwind_user - walk the current task's user stack
  * @trace: where to store the chain; @trace->entries must hold @max_entries
  * @max_entries: the most entries to store, at least 1
+ * @from: the user state to start from (see unwind_user_start()), or NULL
  *
  * Stores the interrupted user IP followed by the return address of every
  * frame found, innermost first. Context: task, IRQ or NMI context of the
@@ -314,12 +345,13 @@ int unwind_user_start(struct unwind_user_state *state)
  * -EINVAL when the task has no user registers or @max_entries is 0; then
  * @trace->nr is 0.
  */
-int unwind_user(struct unwind_stacktrace *trace, unsigned int max_entries)
+int unwind_user(struct unwind_stacktrace *trace, unsigned int max_entries,
+		const struct unwind_user_regs *from)
 {
 	struct unwind_user_state state;
 
 	trace->nr = 0;
-	if (!max_entries || unwind_user_start(&state))
+	if (!max_entries || unwind_user_start(&state, from))
 		return -EINVAL;
 
 	while (!state.done) {

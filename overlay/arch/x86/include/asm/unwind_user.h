@@ -63,7 +63,9 @@ static inline int arch_unwind_user_match_mov(const u8 *insn, unsigned int len,
  * on top of the stack. At a "mov %sp,%bp" that directly follows a
  * "push %bp", the saved bp is on top of it; so it is when an int3 stands in
  * place of the push (a uprobe on the push, which it emulated, or a debugger
- * breakpoint). Anything else is the function body, including an endbr that
+ * breakpoint). At such an int3 itself (the state a uprobe handler saw) the
+ * push has not run: the return address is on top, as at the push.
+ * Anything else is the function body, including an endbr that
  * is an indirect branch target in the body and a push %bp that saves bp as
  * a callee-saved register.
  *
@@ -95,8 +97,8 @@ arch_unwind_user_fp_prologue(const u8 *insn, unsigned int before,
 			return ARCH_UNWIND_USER_FP_UNKNOWN;
 	}
 
-	/* push %bp; mov %sp,%bp */
-	if (insn[0] == 0x55) {
+	/* push %bp (or an int3 in its place); mov %sp,%bp */
+	if (insn[0] == 0x55 || insn[0] == 0xcc) {
 		mov = arch_unwind_user_match_mov(insn + 1, len - 1, ws);
 		if (mov < 0)
 			return ARCH_UNWIND_USER_FP_UNKNOWN;

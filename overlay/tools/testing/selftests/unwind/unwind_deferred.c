@@ -13,6 +13,7 @@
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,9 +214,13 @@ DEFINE_ARMED_LEAF(leaf_after_push, "push " BP "\n",
 		  "1:\tmov " SP ", " BP "\n\tpop " BP "\n\tret\n")
 DEFINE_ARMED_LEAF(leaf_after_push_alt, "push " BP "\n",
 		  "1:\t" MOV_SP_BP_ALT "pop " BP "\n\tret\n")
-/* A uprobe on "push %bp": emulated, it leaves the task at the mov. */
+/*
+ * A uprobe on "push %bp": the request is made in its handler, before the
+ * push runs, so the walk starts at the push, which has an int3 in its
+ * place in the text (the uprobe then emulates it).
+ */
 DEFINE_ARMED_LEAF(leaf_uprobe_push, "",
-		  "\tpush " BP "\n1:\tmov " SP ", " BP "\n\tpop " BP "\n\tret\n")
+		  "1:\tpush " BP "\n\tmov " SP ", " BP "\n\tpop " BP "\n\tret\n")
 /* A uprobe on an endbr: the task is left at a copy of it, out of line. */
 DEFINE_ARMED_LEAF(leaf_uprobe_endbr, "",
 		  "1:\t" ENDBR "push " BP "\n\tmov " SP ", " BP "\n\tpop " BP "\n\tret\n")
@@ -332,13 +337,9 @@ static const struct req *req_at(const struct results *r, const char *at,
 	return NULL;
 }
 
-/*
- * The callback's stack must start with exactly the frames the chain has,
- * from frame @from on (the frames before it are not known).
- */
-static void check_stack_from(struct __test_metadata *_metadata,
-			     const struct chain *c, const struct cb *b,
-			     int from)
+/* The callback's stack must start with exactly the frames the chain has. */
+static void check_stack(struct __test_metadata *_metadata,
+			const struct chain *c, const struct cb *b)
 {
 	unsigned long want[MAX_TOP + 1 + MAX_DEPTH];
 	int i, n = chain_frames(c, want);
@@ -347,18 +348,12 @@ static void check_stack_from(struct __test_metadata *_metadata,
 		TH_LOG("the callback got %u frames; the program has at least %d",
 		       b->nr, n);
 	}
-	for (i = from; i < n; i++) {
+	for (i = 0; i < n; i++) {
 		ASSERT_EQ(b->ips[i], (unsigned long long)want[i]) {
 			TH_LOG("frame %d: the callback has %#llx, the program recorded %#lx",
 			       i, b->ips[i], want[i]);
 		}
 	}
-}
-
-static void check_stack(struct __test_metadata *_metadata,
-			const struct chain *c, const struct cb *b)
-{
-	check_stack_from(_metadata, c, b, 0);
 }
 
 /*
@@ -816,6 +811,54 @@ TEST_F(unwind, exit_with_request_pending)
 	check_stack(_metadata, self->c, b);
 }
 
+static int usr1_runs;
+
+static void usr1_handler(int sig)
+{
+	__atomic_fetch_add(&usr1_runs, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * A request made on the way out after get_signal() (a sample taken while
+ * the signal frame is written, say) is walked after the frame is set up,
+ * when the registers already point at the handler. The record must hold
+ * the stack the request was made on: the chain that sent the signal.
+ */
+TEST_F(unwind, signal_frame_set_up_after_the_request)
+{
+	struct sigaction sa = { .sa_handler = usr1_handler };
+	struct sigaction old;
+	struct results *r = self->res;
+	const struct cb *b = NULL;
+	const struct req *q;
+	int ret;
+
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, &old));
+	ret = ctl(self->fd, "arm-signal 0x1");
+	if (ret == -EOPNOTSUPP) {
+		sigaction(SIGUSR1, &old, NULL);
+		SKIP(return, "the test module has no kretprobe on get_signal()");
+	}
+	ASSERT_EQ(0, ret);
+	__atomic_store_n(&usr1_runs, 0, __ATOMIC_RELAXED);
+	chain_syscall(self->c, 6, __NR_tgkill, getpid(), gettid(), SIGUSR1);
+	sigaction(SIGUSR1, &old, NULL);
+	ASSERT_EQ(0, self->c->ret);
+	ret = __atomic_load_n(&usr1_runs, __ATOMIC_RELAXED);
+	ASSERT_EQ(1, ret) TH_LOG("the handler ran %d times", ret);
+
+	ASSERT_EQ(0, read_results(self->fd, r));
+	q = req_at(r, "signal", 0);
+	ASSERT_TRUE(!!q) TH_LOG("no request was made when get_signal() returned");
+	ASSERT_EQ(0, q->ret) TH_LOG("the request returned %d", q->ret);
+	ASSERT_EQ(1, cbs_for(r, 0, gettid(), &b)) TH_LOG("expected one callback");
+	EXPECT_EQ(q->cookie, b->cookie);
+	EXPECT_NE((unsigned long long)(unsigned long)usr1_handler, b->ips[0]) {
+		TH_LOG("the record starts at the signal handler, set up after the request");
+	}
+	check_stack(_metadata, self->c, b);
+}
+
 TEST_F(unwind, exec_with_request_pending)
 {
 	struct results *r = self->res;
@@ -1122,7 +1165,6 @@ FIXTURE_VARIANT(prologue) {
 	/* What asks at at(): "request-at" or "request-uprobe"; NULL: the write */
 	const char *ask;
 	unsigned long (*at)(void);
-	int from;	/* the first frame known (the IP: 0) */
 };
 
 FIXTURE_VARIANT_ADD(prologue, body) {
@@ -1173,23 +1215,21 @@ FIXTURE_VARIANT_ADD(prologue, uprobe_at_push_bp) {
 };
 
 /*
- * A uprobe single-steps these out of line: the IP is the instruction's copy
- * in the uprobes area, not known to the program, but the frame is the one
- * at the probed instruction: at the endbr, and after push %bp, which is
- * found in the text before the probe.
+ * A uprobe single-steps these out of line, but the walk starts where its
+ * handler made the request: at the probed instruction, whose first byte
+ * is the uprobe's int3 in the text (the walker takes it from the copy in
+ * the uprobes area): at the endbr, and after push %bp.
  */
 FIXTURE_VARIANT_ADD(prologue, uprobe_at_endbr) {
 	.leaf = leaf_uprobe_endbr,
 	.ask = "request-uprobe",
 	.at = leaf_uprobe_endbr_at,
-	.from = 1,
 };
 
 FIXTURE_VARIANT_ADD(prologue, uprobe_after_push_bp) {
 	.leaf = leaf_after_push,
 	.ask = "request-uprobe",
 	.at = leaf_after_push_at,
-	.from = 1,
 };
 
 TEST_F(prologue, topmost_frame)
@@ -1211,7 +1251,7 @@ TEST_F(prologue, topmost_frame)
 		TH_LOG("%d callbacks for one request%s", r->ncb,
 		       variant->ask && !r->nreq ? " (nothing asked)" : "");
 	}
-	check_stack_from(_metadata, self->c, &r->cb[0], variant->from);
+	check_stack(_metadata, self->c, &r->cb[0]);
 }
 
 /*
