@@ -2,6 +2,8 @@
 #ifndef _LINUX_UNWIND_USER_TYPES_H
 #define _LINUX_UNWIND_USER_TYPES_H
 
+#include <linux/bits.h>
+#include <linux/sframe_types.h>
 #include <linux/types.h>
 
 /*
@@ -12,6 +14,7 @@
 enum unwind_user_type {
 	UNWIND_USER_TYPE_NONE	= 0,
 	UNWIND_USER_TYPE_FP	= BIT(0),
+	UNWIND_USER_TYPE_SFRAME	= BIT(1),
 };
 
 /**
@@ -35,12 +38,18 @@ struct unwind_stacktrace {
  * @fp_off: the caller's frame pointer is saved at CFA + @fp_off; 0 when the
  *	    frame has not saved it (the frame pointer is still the caller's)
  * @use_fp: the CFA is computed from the frame pointer
+ * @cfa_deref: the CFA is the word saved at (frame or stack pointer) +
+ *	       @cfa_off, as in a realigned (DRAP) frame
+ * @fp_in_frame: the caller's frame pointer is saved at the current frame
+ *		 pointer + @fp_off rather than relative to the CFA
  */
 struct unwind_user_frame {
 	s32	cfa_off;
 	s32	ra_off;
 	s32	fp_off;
 	bool	use_fp;
+	bool	cfa_deref;
+	bool	fp_in_frame;
 };
 
 /**
@@ -91,6 +100,9 @@ struct unwind_user_regs {
  *	     set up its frame yet
  * @done: no further frame can be found; @stop says why
  * @stop: the reason the walk ended
+ * @sframe: the SFrame section of the mapping the last IP looked up was in
+ * @nosframe_start: start of the last range known to have no SFrame section
+ * @nosframe_end: its end
  */
 struct unwind_user_state {
 	unsigned long		ip;
@@ -102,6 +114,11 @@ struct unwind_user_state {
 	bool			topmost;
 	bool			done;
 	enum unwind_user_stop	stop;
+#ifdef CONFIG_UNWIND_USER_SFRAME
+	struct sframe_section	sframe;
+	unsigned long		nosframe_start;
+	unsigned long		nosframe_end;
+#endif
 };
 
 #endif /* _LINUX_UNWIND_USER_TYPES_H */

@@ -24,6 +24,7 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
 #include <linux/seq_file.h>
+#include <linux/sframe.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/srcu.h>
@@ -692,6 +693,7 @@ static int unwind_counters_show(struct seq_file *m, void *v)
 	mutex_unlock(&unwind_users_lock);
 	seq_printf(m, "max_users %u\n", UNWIND_MAX_USERS);
 	seq_printf(m, "max_entries %zu\n", UNWIND_MAX_ENTRIES);
+	sframe_counters_show(m);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(unwind_counters);

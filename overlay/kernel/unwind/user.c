@@ -2,6 +2,8 @@
 /*
  * Walk the current task's user space stack from its saved user registers.
  *
+ * Each frame is found by the IP's SFrame table where its file has one and
+ * the walk may fault (kernel/unwind/sframe*.c), else by frame pointers.
  * Every step is checked before it is taken: the caller's frame must lie
  * strictly above the current one (so the walk cannot loop), its words must be
  * aligned and in user space, and the walk ends at the caller's entry limit.
@@ -10,6 +12,7 @@
 #include <linux/kernel.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
+#include <linux/sframe.h>
 #include <linux/uaccess.h>
 #include <linux/unwind_user.h>
 #include <linux/uprobes.h>
@@ -156,30 +159,19 @@ unwind_user_fp_topmost(struct unwind_user_state *state)
 	return arch_unwind_user_fp_prologue(insn, before, len, state->ws);
 }
 
-static int unwind_user_next_fp(struct unwind_user_state *state)
+/*
+ * Take the step @frame describes: find the CFA, check it, and read the
+ * return address and, where the frame saved it, the caller's frame pointer.
+ * Every rule, whichever method found it, goes through the same checks.
+ */
+static int unwind_user_apply(struct unwind_user_state *state,
+			     const struct unwind_user_frame *frame)
 {
-	struct unwind_user_frame f, *frame = &f;
-	enum arch_unwind_user_fp_at at;
-	unsigned long base, cfa, addr, words[2];
-	unsigned int ws = state->ws, n;
+	bool fp_saved = frame->fp_off || frame->fp_in_frame;
+	unsigned long base, cfa, ra_addr, fp_addr = 0, fp = state->fp;
+	unsigned long words[2];
+	unsigned int ws = state->ws;
 	int ret;
-
-	at = state->topmost ? unwind_user_fp_topmost(state) :
-			      ARCH_UNWIND_USER_FP_BODY;
-	/*
-	 * Text that cannot be read even with faults is not there and holds
-	 * no prologue. Without faults it may only be out of the page tables:
-	 * end the walk rather than guess, so that a caller in an interrupt
-	 * can tell a walk that needs a fault from a real result.
-	 */
-	if (at == ARCH_UNWIND_USER_FP_UNKNOWN) {
-		if (!unwind_user_may_fault()) {
-			unwind_user_stop(state, UNWIND_USER_FAULT);
-			return -EFAULT;
-		}
-		at = ARCH_UNWIND_USER_FP_BODY;
-	}
-	arch_unwind_user_fp_frame(frame, at, ws);
 
 	if (frame->use_fp) {
 		/* The outermost frame clears the frame pointer. */
@@ -200,31 +192,49 @@ static int unwind_user_next_fp(struct unwind_user_state *state)
 	} else {
 		base = state->sp;
 	}
+	if (base & (ws - 1)) {
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+		return -EINVAL;
+	}
 
 	cfa = base + frame->cfa_off;
+	/* A realigned frame keeps the CFA in a stack slot. */
+	if (frame->cfa_deref) {
+		ret = unwind_user_read_words(cfa, ws, 1, words);
+		if (ret)
+			goto fail;
+		cfa = words[0];
+	}
 	/* The caller's frame lies strictly above this one, word aligned. */
-	if (cfa <= state->sp || (base & (ws - 1)) ||
+	if (cfa <= state->sp || (cfa & (ws - 1)) ||
 	    (ws == sizeof(u32) && cfa > U32_MAX)) {
 		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
 		return -EINVAL;
 	}
 
-	/* The saved frame pointer sits just below the return address. */
-	if (frame->fp_off) {
-		addr = cfa + frame->fp_off;
-		n = 2;
+	ra_addr = cfa + frame->ra_off;
+	if (fp_saved)
+		fp_addr = (frame->fp_in_frame ? state->fp : cfa) + frame->fp_off;
+	if (fp_saved && fp_addr + ws == ra_addr) {
+		/* The usual layout: saved FP right below the return address. */
+		ret = unwind_user_read_words(fp_addr, ws, 2, words);
+		if (ret)
+			goto fail;
+		fp = words[0];
+		state->ip = words[1];
 	} else {
-		addr = cfa + frame->ra_off;
-		n = 1;
-	}
-	ret = unwind_user_read_words(addr, ws, n, words);
-	if (ret) {
-		unwind_user_stop(state, ret == -EFAULT ? UNWIND_USER_FAULT :
-						       UNWIND_USER_BAD_FRAME);
-		return ret;
+		ret = unwind_user_read_words(ra_addr, ws, 1, words);
+		if (ret)
+			goto fail;
+		state->ip = words[0];
+		if (fp_saved) {
+			ret = unwind_user_read_words(fp_addr, ws, 1, words);
+			if (ret)
+				goto fail;
+			fp = words[0];
+		}
 	}
 
-	state->ip = n == 2 ? words[1] : words[0];
 	if (!state->ip) {
 		unwind_user_stop(state, UNWIND_USER_END);
 		return -ENOENT;
@@ -234,19 +244,94 @@ static int unwind_user_next_fp(struct unwind_user_state *state)
 		return -EINVAL;
 	}
 	state->sp = cfa;
-	if (n == 2)
-		state->fp = words[0];
+	state->fp = fp;
 	return 0;
+
+fail:
+	unwind_user_stop(state, ret == -EFAULT ? UNWIND_USER_FAULT :
+					       UNWIND_USER_BAD_FRAME);
+	return ret;
+}
+
+static int unwind_user_next_fp(struct unwind_user_state *state)
+{
+	struct unwind_user_frame frame = { };
+	enum arch_unwind_user_fp_at at;
+
+	at = state->topmost ? unwind_user_fp_topmost(state) :
+			      ARCH_UNWIND_USER_FP_BODY;
+	/*
+	 * Text that cannot be read even with faults is not there and holds
+	 * no prologue. Without faults it may only be out of the page tables:
+	 * end the walk rather than guess, so that a caller in an interrupt
+	 * can tell a walk that needs a fault from a real result.
+	 */
+	if (at == ARCH_UNWIND_USER_FP_UNKNOWN) {
+		if (!unwind_user_may_fault()) {
+			unwind_user_stop(state, UNWIND_USER_FAULT);
+			return -EFAULT;
+		}
+		at = ARCH_UNWIND_USER_FP_BODY;
+	}
+	arch_unwind_user_fp_frame(&frame, at, state->ws);
+	return unwind_user_apply(state, &frame);
+}
+
+/*
+ * The step the IP's SFrame table gives, where the IP's file has one.
+ * Return: 1 when it has no row for the IP (frame pointers may have it);
+ * otherwise as unwind_user_next().
+ */
+static int unwind_user_next_sframe(struct unwind_user_state *state)
+{
+#ifdef CONFIG_UNWIND_USER_SFRAME
+	struct unwind_user_frame frame = { };
+	unsigned long ip, xol;
+	int ret;
+
+	/* Tables are read, and found, where faults may be taken. */
+	if (!unwind_user_may_fault())
+		return 1;
+	/*
+	 * A caller's row is the one of its call instruction, which may be
+	 * the function's last; the interrupted frame's is that of the
+	 * instruction it stopped at (the probed one for a uprobe).
+	 */
+	ip = state->topmost ? unwind_user_text_ip(state->ip, &xol) :
+			      state->ip - 1;
+	ret = sframe_state_find(state, ip, &frame);
+	switch (ret) {
+	case 0:
+		return unwind_user_apply(state, &frame);
+	case -ENOENT:
+		return 1;
+	case SFRAME_OUTERMOST:
+	case -EOPNOTSUPP:
+		unwind_user_stop(state, UNWIND_USER_END);
+		return -ENOENT;
+	case -EFAULT:
+	case -ENOMEM:
+		unwind_user_stop(state, UNWIND_USER_FAULT);
+		return ret;
+	default:
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+		return -EINVAL;
+	}
+#else
+	return 1;
+#endif
 }
 
 /**
  * unwind_user_next - step to the caller of the current user frame
  * @state: a walk started with unwind_user_start()
  *
- * Tries the available methods in order of preference. Context: task, IRQ or
- * NMI context of the task being walked; where page faults are disabled, a
- * frame (or the interrupted frame's text) that is not resident ends the walk
- * with %UNWIND_USER_FAULT.
+ * Tries the available methods in order of preference: SFrame, where the
+ * IP's file has a table and page faults may be taken, then frame pointers.
+ * Context: task, IRQ or NMI context of the task being walked; where page
+ * faults are disabled, a frame (or the interrupted frame's text) that is
+ * not resident ends the walk with %UNWIND_USER_FAULT. In task context the
+ * task must not hold its mmap lock (SFrame tables are found under it).
  *
  * Return: 0 when @state holds the caller's frame; a negative errno when the
  * walk is over, with @state->done set and @state->stop saying why.
@@ -258,12 +343,25 @@ int unwind_user_next(struct unwind_user_state *state)
 	if (state->done)
 		return -ENOENT;
 
+	if (state->available_types & UNWIND_USER_TYPE_SFRAME) {
+		state->current_type = UNWIND_USER_TYPE_SFRAME;
+		ret = unwind_user_next_sframe(state);
+		if (ret <= 0)
+			goto out;
+	}
 	if (state->available_types & UNWIND_USER_TYPE_FP) {
 		state->current_type = UNWIND_USER_TYPE_FP;
 		ret = unwind_user_next_fp(state);
 	} else {
 		unwind_user_stop(state, UNWIND_USER_END);
+		ret = -ENOENT;
 	}
+out:
+#ifdef CONFIG_UNWIND_USER_SFRAME
+	if (!ret && (state->available_types & UNWIND_USER_TYPE_SFRAME))
+		sframe_count_frame(state->current_type ==
+				   UNWIND_USER_TYPE_SFRAME);
+#endif
 	state->topmost = false;
 	return ret;
 }
@@ -312,13 +410,16 @@ int unwind_user_start(struct unwind_user_state *state,
 		return -EINVAL;
 	}
 
-	if (IS_ENABLED(CONFIG_HAVE_UNWIND_USER_FP))
-		state->available_types |= UNWIND_USER_TYPE_FP;
-
 	if (!from) {
 		unwind_user_save_regs(&now);
 		from = &now;
 	}
+
+	if (IS_ENABLED(CONFIG_HAVE_UNWIND_USER_FP))
+		state->available_types |= UNWIND_USER_TYPE_FP;
+	/* SFrame has no ABI for compat tasks. */
+	if (IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) && from->ws == sizeof(long))
+		state->available_types |= UNWIND_USER_TYPE_SFRAME;
 	state->ip = from->ip;
 	state->sp = from->sp;
 	state->fp = from->fp;

@@ -157,4 +157,13 @@ static inline unsigned int arch_unwind_user_word_size(struct pt_regs *regs)
 	return sizeof(long);
 }
 
+/*
+ * SFrame on x86_64: the ABI/arch identifier of its sections and the DWARF
+ * numbers of the two registers a walk knows in every frame, which flexible
+ * rows name.
+ */
+#define ARCH_SFRAME_ABI			3	/* AMD64, little endian */
+#define ARCH_SFRAME_REG_FP		6	/* %rbp */
+#define ARCH_SFRAME_REG_SP		7	/* %rsp */
+
 #endif /* _ASM_X86_UNWIND_USER_H */

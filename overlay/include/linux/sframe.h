@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _LINUX_SFRAME_H
+#define _LINUX_SFRAME_H
+
+#include <linux/mm_types.h>
+#include <linux/sframe_types.h>
+#include <linux/unwind_user_types.h>
+
+struct seq_file;
+
+/* sframe_find(): the row says this is the outermost frame. */
+#define SFRAME_OUTERMOST	1
+
+#ifdef CONFIG_UNWIND_USER_SFRAME
+
+int sframe_section_init(struct sframe_section *sec, unsigned long addr,
+			unsigned long size, unsigned long text_start,
+			unsigned long text_end);
+int sframe_find(const struct sframe_section *sec, unsigned long ip,
+		struct unwind_user_frame *frame);
+
+int sframe_state_find(struct unwind_user_state *state, unsigned long ip,
+		      struct unwind_user_frame *frame);
+void sframe_count_frame(bool by_sframe);
+void sframe_counters_show(struct seq_file *m);
+void sframe_mm_free(struct mm_struct *mm);
+
+/* A new mm (exec, fork) finds its own sections. */
+static inline void sframe_mm_init(struct mm_struct *mm)
+{
+	mm->sframe_cache = NULL;
+}
+
+#else /* !CONFIG_UNWIND_USER_SFRAME */
+
+static inline void sframe_counters_show(struct seq_file *m)
+{
+}
+
+static inline void sframe_mm_free(struct mm_struct *mm)
+{
+}
+
+static inline void sframe_mm_init(struct mm_struct *mm)
+{
+}
+
+#endif /* CONFIG_UNWIND_USER_SFRAME */
+
+#endif /* _LINUX_SFRAME_H */

@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Read SFrame v3 sections where the process has them mapped: the header,
+ * the function descriptor index and a function's frame row entries (FREs),
+ * to find where a frame at a given IP keeps its caller's state.
+ *
+ * The section belongs to the process, as its stack does. Every count,
+ * offset and size is checked in 64-bit arithmetic before it is used, every
+ * read tolerates faults, and every loop is bounded by the section's size.
+ * A section that breaks a rule gives -EINVAL; it never warns.
+ *
+ * Context: task context of the process that maps the section, where page
+ * faults may be taken; no lock may be held that a page fault takes.
+ */
+#include <linux/kernel.h>
+#include <linux/sframe.h>
+#include <linux/sizes.h>
+#include <linux/uaccess.h>
+#include <linux/unaligned.h>
+#include <asm/unwind_user.h>
+
+#define SFRAME_MAGIC			0xdee2
+#define SFRAME_VERSION_3		3
+#define SFRAME_F_FDE_SORTED		0x1
+#define SFRAME_F_FRAME_POINTER		0x2
+#define SFRAME_F_FDE_FUNC_START_PCREL	0x4
+#define SFRAME_F_ALL			(SFRAME_F_FDE_SORTED | \
+					 SFRAME_F_FRAME_POINTER | \
+					 SFRAME_F_FDE_FUNC_START_PCREL)
+
+/* The attribute record's info byte: FRE start size, PC type, signal. */
+#define SFRAME_FDE_FRE_TYPE(info)	((info) & 0xf)
+#define SFRAME_FDE_PC_MASK(info)	(((info) >> 4) & 0x1)
+#define SFRAME_FDE_SIGNAL(info)		(((info) >> 7) & 0x1)
+#define SFRAME_FRE_TYPE_ADDR4		2
+/* ... and its info2 byte: the FDE type. */
+#define SFRAME_FDE_TYPE(info2)		((info2) & 0x1f)
+#define SFRAME_FDE_TYPE_DEFAULT		0
+#define SFRAME_FDE_TYPE_FLEX		1
+
+/* An FRE's info byte: CFA base, number and size of its data words. */
+#define SFRAME_FRE_BASE_SP(info)	((info) & 0x1)
+#define SFRAME_FRE_NR_WORDS(info)	(((info) >> 1) & 0xf)
+#define SFRAME_FRE_WORD_SIZE(info)	(((info) >> 5) & 0x3)
+#define SFRAME_FRE_WORD_SIZE_4B		2
+#define SFRAME_FRE_MAX_WORDS		15
+
+/* A flexible row's control word: register, dereference, register based. */
+#define SFRAME_CTL_REG_P(ctl)		((ctl) & 0x1)
+#define SFRAME_CTL_DEREF(ctl)		(((ctl) >> 1) & 0x1)
+#define SFRAME_CTL_REG(ctl)		((ctl) >> 3)
+
+struct sframe_header {
+	__le16	magic;
+	u8	version;
+	u8	flags;
+	u8	abi_arch;
+	s8	cfa_fixed_fp_offset;
+	s8	cfa_fixed_ra_offset;
+	u8	auxhdr_len;
+	__le32	num_fdes;
+	__le32	num_fres;
+	__le32	fre_len;
+	__le32	fdes_off;
+	__le32	fres_off;
+} __packed;
+
+/* One entry of the function descriptor index. */
+struct sframe_fde {
+	__le64	func_start;	/* from this field's own address */
+	__le32	func_size;
+	__le32	fres_off;	/* of the attribute record, in the FRE area */
+} __packed;
+
+/* The record in front of a function's FREs. */
+struct sframe_fde_attr {
+	__le16	nr_fres;
+	u8	info;
+	u8	info2;
+	u8	rep_size;
+} __packed;
+
+/* The most bytes of SFrame data a lookup will walk through. */
+#define SFRAME_MAX_SIZE		SZ_1G
+
+static int sframe_read(void *dst, unsigned long addr, size_t len)
+{
+	return copy_from_user(dst, (const void __user *)addr, len) ? -EFAULT : 0;
+}
+
+/**
+ * sframe_section_init - check an SFrame section's header and note its parts
+ * @sec: filled on success
+ * @addr: user address of the section
+ * @size: the most bytes the section may span (its segment's size)
+ * @text_start: start of the executable mapping the section describes
+ * @text_end: end of that mapping
+ *
+ * Context: task context of the process mapping the section; may fault.
+ *
+ * Return: 0; -EFAULT when the header cannot be read; -EPROTONOSUPPORT for
+ * an SFrame version other than 3; -EINVAL when the header breaks a rule.
+ */
+int sframe_section_init(struct sframe_section *sec, unsigned long addr,
+			unsigned long size, unsigned long text_start,
+			unsigned long text_end)
+{
+	struct sframe_header h;
+	u64 base, fdes, fdes_end, fres, fres_end;
+
+	if (size < sizeof(h) || size > SFRAME_MAX_SIZE ||
+	    addr >= TASK_SIZE_MAX || size > TASK_SIZE_MAX - addr ||
+	    text_start >= text_end)
+		return -EINVAL;
+	if (sframe_read(&h, addr, sizeof(h)))
+		return -EFAULT;
+
+	if (le16_to_cpu(h.magic) != SFRAME_MAGIC)
+		return -EINVAL;
+	if (h.version != SFRAME_VERSION_3)
+		return -EPROTONOSUPPORT;
+	if (h.abi_arch != ARCH_SFRAME_ABI || (h.flags & ~SFRAME_F_ALL) ||
+	    !(h.flags & SFRAME_F_FDE_SORTED) ||
+	    !(h.flags & SFRAME_F_FDE_FUNC_START_PCREL) ||
+	    h.cfa_fixed_ra_offset != -(s8)sizeof(long))
+		return -EINVAL;
+
+	base = sizeof(h) + h.auxhdr_len;
+	fdes = base + le32_to_cpu(h.fdes_off);
+	fdes_end = fdes + (u64)le32_to_cpu(h.num_fdes) * sizeof(struct sframe_fde);
+	fres = base + le32_to_cpu(h.fres_off);
+	fres_end = fres + le32_to_cpu(h.fre_len);
+	if (fdes_end > size || fres_end > size)
+		return -EINVAL;
+	/* The index and the FRE area must not share bytes. */
+	if (fdes < fdes_end && fres < fres_end &&
+	    fdes < fres_end && fres < fdes_end)
+		return -EINVAL;
+
+	sec->text_start = text_start;
+	sec->text_end = text_end;
+	sec->sframe_start = addr;
+	sec->sframe_end = addr + max(fdes_end, fres_end);
+	sec->fdes = addr + fdes;
+	sec->fres = addr + fres;
+	sec->fres_end = addr + fres_end;
+	sec->nr_fdes = le32_to_cpu(h.num_fdes);
+	sec->ra_off = h.cfa_fixed_ra_offset;
+	return 0;
+}
+
+/* Decodes bytes of the FRE area in order, reading user memory in chunks. */
+struct sframe_cursor {
+	unsigned long	pos;		/* the next byte to decode */
+	unsigned long	end;		/* no byte at or past it is read */
+	unsigned long	buf_addr;	/* user address of buf[0] */
+	unsigned int	buf_len;
+	u8		buf[64];
+};
+
+static int sframe_take(struct sframe_cursor *cur, void *dst, unsigned int len)
+{
+	unsigned long off = cur->pos - cur->buf_addr;
+
+	if (len > sizeof(cur->buf) || cur->pos > cur->end ||
+	    len > cur->end - cur->pos)
+		return -EINVAL;
+	if (cur->pos < cur->buf_addr || off + len > cur->buf_len) {
+		cur->buf_len = min_t(unsigned long, cur->end - cur->pos,
+				     sizeof(cur->buf));
+		if (sframe_read(cur->buf, cur->pos, cur->buf_len))
+			return -EFAULT;
+		cur->buf_addr = cur->pos;
+		off = 0;
+	}
+	memcpy(dst, cur->buf + off, len);
+	cur->pos += len;
+	return 0;
+}
+
+static u32 sframe_uval(const u8 *p, unsigned int size)
+{
+	switch (size) {
+	case 1:
+		return *p;
+	case 2:
+		return get_unaligned_le16(p);
+	default:
+		return get_unaligned_le32(p);
+	}
+}
+
+static s32 sframe_sval(const u8 *p, unsigned int size)
+{
+	switch (size) {
+	case 1:
+		return (s8)*p;
+	case 2:
+		return (s16)get_unaligned_le16(p);
+	default:
+		return (s32)get_unaligned_le32(p);
+	}
+}
+
+/* The row that applies: its info byte and data words. */
+struct sframe_row {
+	u8	info;
+	u8	nr;
+	u8	size;
+	u8	words[SFRAME_FRE_MAX_WORDS * sizeof(u32)];
+};
+
+static s32 sframe_word(const struct sframe_row *row, unsigned int i)
+{
+	return sframe_sval(row->words + i * row->size, row->size);
+}
+
+static u32 sframe_ctl(const struct sframe_row *row, unsigned int i)
+{
+	return sframe_uval(row->words + i * row->size, row->size);
+}
+
+/*
+ * A default row on x86_64: CFA = (SP or FP) + word 0; the caller's FP, when
+ * saved, at CFA + word 1; the return address at the header's fixed offset.
+ */
+static int sframe_default_row(const struct sframe_section *sec,
+			      const struct sframe_row *row,
+			      struct unwind_user_frame *frame)
+{
+	if (row->nr > 2)
+		return -EINVAL;
+	frame->use_fp = !SFRAME_FRE_BASE_SP(row->info);
+	frame->cfa_off = sframe_word(row, 0);
+	frame->ra_off = sec->ra_off;
+	frame->fp_off = row->nr == 2 ? sframe_word(row, 1) : 0;
+	if (row->nr == 2 && !frame->fp_off)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * A flexible row: (control, offset) pairs for the CFA, the return address
+ * and the caller's FP, in that order; a control word of 0 stands alone and
+ * means the default rule. A walk knows SP and FP only, so a row that bases
+ * the CFA on another register (a DRAP prologue or epilogue) cannot be
+ * followed: -EOPNOTSUPP.
+ */
+static int sframe_flex_row(const struct sframe_section *sec,
+			   const struct sframe_row *row,
+			   struct unwind_user_frame *frame)
+{
+	unsigned int i = 2;
+	u32 ctl;
+
+	if (row->nr < 2)
+		return -EINVAL;
+	ctl = sframe_ctl(row, 0);
+	if (!SFRAME_CTL_REG_P(ctl))
+		return -EINVAL;
+	if (SFRAME_CTL_REG(ctl) == ARCH_SFRAME_REG_SP)
+		frame->use_fp = false;
+	else if (SFRAME_CTL_REG(ctl) == ARCH_SFRAME_REG_FP)
+		frame->use_fp = true;
+	else
+		return -EOPNOTSUPP;
+	frame->cfa_deref = SFRAME_CTL_DEREF(ctl);
+	frame->cfa_off = sframe_word(row, 1);
+
+	/* The return address: saved on the stack, relative to the CFA. */
+	frame->ra_off = sec->ra_off;
+	if (i < row->nr) {
+		ctl = sframe_ctl(row, i++);
+		if (ctl) {
+			if (i >= row->nr)
+				return -EINVAL;
+			if (SFRAME_CTL_REG_P(ctl) || !SFRAME_CTL_DEREF(ctl))
+				return -EOPNOTSUPP;
+			frame->ra_off = sframe_word(row, i++);
+		}
+	}
+
+	/* The caller's FP: saved relative to the CFA or to FP itself. */
+	frame->fp_off = 0;
+	if (i < row->nr) {
+		ctl = sframe_ctl(row, i++);
+		if (ctl) {
+			if (i >= row->nr)
+				return -EINVAL;
+			if (!SFRAME_CTL_DEREF(ctl))
+				return -EOPNOTSUPP;
+			if (SFRAME_CTL_REG_P(ctl)) {
+				if (SFRAME_CTL_REG(ctl) != ARCH_SFRAME_REG_FP)
+					return -EOPNOTSUPP;
+				frame->fp_in_frame = true;
+			}
+			frame->fp_off = sframe_word(row, i++);
+			if (!frame->fp_off && !frame->fp_in_frame)
+				return -EINVAL;
+		}
+	}
+	return i == row->nr ? 0 : -EINVAL;
+}
+
+/*
+ * Find the function descriptor for @ip: its start, size, where its FREs
+ * are, and the end of the bytes they may use (the next function's FREs
+ * begin there when they follow).
+ */
+static int sframe_find_fde(const struct sframe_section *sec, unsigned long ip,
+			   unsigned long *func, u32 *size, u64 *fres_off,
+			   unsigned long *fres_end)
+{
+	struct sframe_fde fde[2];
+	unsigned long at, next;
+	u32 lo = 0, hi = sec->nr_fdes, n;
+	u64 off, next_off;
+	__le64 start;
+
+	/* The last function that starts at or below @ip. */
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		at = sec->fdes + (unsigned long)mid * sizeof(*fde);
+		if (sframe_read(&start, at, sizeof(start)))
+			return -EFAULT;
+		if (at + le64_to_cpu(start) <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -ENOENT;
+
+	at = sec->fdes + (unsigned long)(lo - 1) * sizeof(*fde);
+	n = lo < sec->nr_fdes ? 2 : 1;
+	if (sframe_read(fde, at, n * sizeof(*fde)))
+		return -EFAULT;
+	*func = at + le64_to_cpu(fde[0].func_start);
+	*size = le32_to_cpu(fde[0].func_size);
+	off = le32_to_cpu(fde[0].fres_off);
+	if (*func > ip)		/* the index changed under us */
+		return -EINVAL;
+	if (ip - *func >= *size)
+		return -ENOENT;
+
+	*fres_end = sec->fres_end;
+	if (n == 2) {
+		next = at + sizeof(*fde) + le64_to_cpu(fde[1].func_start);
+		/* Sorted, and the next function starts past this one. */
+		if (next < *func || next - *func < *size)
+			return -EINVAL;
+		next_off = le32_to_cpu(fde[1].fres_off);
+		if (next_off > off && next_off < sec->fres_end - sec->fres)
+			*fres_end = sec->fres + next_off;
+	}
+	if (off >= sec->fres_end - sec->fres)
+		return -EINVAL;
+	*fres_off = off;
+	return 0;
+}
+
+/**
+ * sframe_find - how the frame at @ip keeps its caller's state
+ * @sec: a section set up by sframe_section_init()
+ * @ip: the address to look up: the interrupted IP, or a return address
+ *	minus one for a caller's frame
+ * @frame: filled with the rule on success
+ *
+ * Context: task context of the process mapping @sec; may fault.
+ *
+ * Return: 0 with @frame filled; %SFRAME_OUTERMOST when the row marks the
+ * outermost frame; -ENOENT when no row covers @ip; -EOPNOTSUPP when the
+ * row needs state a walk does not have (a register other than SP and FP,
+ * a signal frame); -EFAULT when the section cannot be read; -EINVAL when
+ * the section breaks a rule.
+ */
+int sframe_find(const struct sframe_section *sec, unsigned long ip,
+		struct unwind_user_frame *frame)
+{
+	struct sframe_cursor cur = { };
+	struct sframe_fde_attr attr;
+	struct sframe_row row = { };
+	unsigned int addr_size, k, nr;
+	u32 size, start, prev = 0, limit, off;
+	unsigned long func;
+	u64 fres_off;
+	bool found = false;
+	u8 b[sizeof(u32) + 1];
+	int ret;
+
+	if (ip < sec->text_start || ip >= sec->text_end)
+		return -ENOENT;
+	ret = sframe_find_fde(sec, ip, &func, &size, &fres_off, &cur.end);
+	if (ret)
+		return ret;
+
+	cur.pos = sec->fres + fres_off;
+	ret = sframe_take(&cur, &attr, sizeof(attr));
+	if (ret)
+		return ret;
+	if (SFRAME_FDE_FRE_TYPE(attr.info) > SFRAME_FRE_TYPE_ADDR4)
+		return -EINVAL;
+	if (SFRAME_FDE_TYPE(attr.info2) > SFRAME_FDE_TYPE_FLEX)
+		return -EINVAL;
+	if (SFRAME_FDE_SIGNAL(attr.info))
+		return -EOPNOTSUPP;
+
+	off = ip - func;
+	limit = size;
+	if (SFRAME_FDE_PC_MASK(attr.info)) {
+		/* .plt: the same rows repeat every rep_size bytes. */
+		if (!attr.rep_size)
+			return -EINVAL;
+		limit = attr.rep_size;
+		off %= limit;
+	}
+
+	addr_size = 1 << SFRAME_FDE_FRE_TYPE(attr.info);
+	nr = le16_to_cpu(attr.nr_fres);
+	for (k = 0; k < nr; k++) {
+		u8 info;
+
+		ret = sframe_take(&cur, b, addr_size + 1);
+		if (ret)
+			return ret;
+		start = sframe_uval(b, addr_size);
+		info = b[addr_size];
+		/* Rows start in increasing order inside the function. */
+		if ((k && start <= prev) || start >= limit)
+			return -EINVAL;
+		if (SFRAME_FRE_WORD_SIZE(info) > SFRAME_FRE_WORD_SIZE_4B)
+			return -EINVAL;
+		if (start > off)
+			break;
+		row.info = info;
+		row.nr = SFRAME_FRE_NR_WORDS(info);
+		row.size = 1 << SFRAME_FRE_WORD_SIZE(info);
+		ret = sframe_take(&cur, row.words, row.nr * row.size);
+		if (ret)
+			return ret;
+		found = true;
+		prev = start;
+	}
+	if (!found)
+		return -ENOENT;
+
+	/* No data words: the return address is undefined, the walk ends. */
+	if (!row.nr)
+		return SFRAME_OUTERMOST;
+
+	memset(frame, 0, sizeof(*frame));
+	if (SFRAME_FDE_TYPE(attr.info2) == SFRAME_FDE_TYPE_FLEX)
+		return sframe_flex_row(sec, &row, frame);
+	return sframe_default_row(sec, &row, frame);
+}
