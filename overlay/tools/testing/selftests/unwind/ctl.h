@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The test_unwind_deferred module's control file, as the unwind selftests
+ * use it: commands go in with write(2) (from a known call chain), requests
+ * and callbacks come back as text, and the unwinder's debugfs counters.
+ */
+#ifndef SELFTESTS_UNWIND_CTL_H
+#define SELFTESTS_UNWIND_CTL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+
+#define CTL_PATH	"/sys/kernel/debug/unwind_deferred_test/ctl"
+#define COUNTERS_PATH	"/sys/kernel/debug/unwind_deferred/counters"
+#define NR_SLOTS	40
+#define MAX_REQS	1024
+#define MAX_CBS		96
+#define MAX_IPS		512
+#define RESULTS_SIZE	(2 << 20)
+
+struct req {
+	char at[16];
+	char ctx[8];
+	int slot, ret, pid;
+	unsigned long long cookie;
+};
+
+struct cb {
+	int slot, pid, exiting;
+	unsigned long long cookie;
+	unsigned int nr;
+	unsigned long long ips[MAX_IPS];
+};
+
+struct results {
+	int nreq, ncb, lost;
+	struct req req[MAX_REQS];
+	struct cb cb[MAX_CBS];
+	char text[RESULTS_SIZE];
+};
+
+static int ctl(int fd, const char *cmd)
+{
+	return write(fd, cmd, strlen(cmd)) < 0 ? -errno : 0;
+}
+
+static int read_results(int fd, struct results *r)
+{
+	ssize_t n, len = 0;
+	char *line, *save;
+
+	r->nreq = 0;
+	r->ncb = 0;
+	r->lost = 0;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
+	while ((n = read(fd, r->text + len, RESULTS_SIZE - 1 - len)) > 0)
+		len += n;
+	if (n < 0)
+		return -errno;
+	r->text[len] = '\0';
+
+	for (line = strtok_r(r->text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "req ", 4) && r->nreq < MAX_REQS) {
+			struct req *q = &r->req[r->nreq];
+
+			if (sscanf(line, "req at=%15s ctx=%7s slot=%d ret=%d cookie=%llx pid=%d",
+				   q->at, q->ctx, &q->slot, &q->ret, &q->cookie,
+				   &q->pid) != 6)
+				return -EINVAL;
+			r->nreq++;
+		} else if (!strncmp(line, "cb ", 3) && r->ncb < MAX_CBS) {
+			struct cb *b = &r->cb[r->ncb];
+			char *p, *end;
+			int off = 0;
+			unsigned int i;
+
+			if (sscanf(line, "cb slot=%d pid=%d cookie=%llx nr=%u exiting=%d ips=%n",
+				   &b->slot, &b->pid, &b->cookie, &b->nr,
+				   &b->exiting, &off) != 5 || !off || b->nr > MAX_IPS)
+				return -EINVAL;
+			p = line + off;
+			for (i = 0; i < b->nr; i++) {
+				b->ips[i] = strtoull(p, &end, 16);
+				if (end == p)
+					return -EINVAL;
+				p = *end == ',' ? end + 1 : end;
+			}
+			r->ncb++;
+		} else if (!strncmp(line, "lost ", 5)) {
+			r->lost = atoi(line + 5);
+		}
+	}
+	return 0;
+}
+
+static long long counter(const char *name)
+{
+	char key[64];
+	long long val;
+	FILE *f = fopen(COUNTERS_PATH, "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", key, &val) == 2) {
+		if (!strcmp(key, name)) {
+			fclose(f);
+			return val;
+		}
+	}
+	fclose(f);
+	return -1;
+}
+
+/*
+ * Every fixture: the control file, a results buffer and @size bytes of
+ * shared memory for its call chain at *@shared (children that exit or exec
+ * report there). False when the test module is not loaded.
+ */
+static bool ctl_open(struct __test_metadata *_metadata, int *fd,
+		     struct results **res, void **shared, size_t size)
+{
+	*res = NULL;
+	*shared = MAP_FAILED;
+	*fd = open(CTL_PATH, O_RDWR);
+	if (*fd < 0 && errno == ENOENT)
+		return false;
+	ASSERT_LE(0, *fd) TH_LOG("open %s: %s", CTL_PATH, strerror(errno));
+	*res = calloc(1, sizeof(**res));
+	ASSERT_TRUE(!!*res);
+	*shared = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(*shared != MAP_FAILED);
+	ASSERT_EQ(0, ctl(*fd, "clear"));
+	return true;
+}
+
+static void ctl_close(int fd, struct results *res, void *shared, size_t size)
+{
+	if (fd >= 0)
+		close(fd);
+	if (shared != MAP_FAILED)
+		munmap(shared, size);
+	free(res);
+}
+
+/* For fixtures with members fd, res and c (a pointer to their chain). */
+#define ctl_setup(meta, self)						\
+	ctl_open(meta, &(self)->fd, &(self)->res, (void **)&(self)->c,	\
+		 sizeof(*(self)->c))
+#define ctl_teardown(self)						\
+	ctl_close((self)->fd, (self)->res, (self)->c, sizeof(*(self)->c))
+
+#define NO_MODULE "no " CTL_PATH ": load test_unwind_deferred"
+
+#endif /* SELFTESTS_UNWIND_CTL_H */
