@@ -17,7 +17,7 @@ st=$tree/tools/testing/selftests
 
 base=(sigtrap_threads remove_on_exec watermark_signal mmap)
 bpf=(deferred_callchain_bpf deferred_callchain_bpf.bpf.o)
-plan=10
+plan=11
 
 tap_plan $plan
 if [ ! -d "$hdrs" ] || [ ! -d "$st/unwind" ]; then
@@ -126,10 +126,13 @@ tap_ok "without -m32, perf_events builds all but deferred_callchain_32 and exits
 tap_ok "without -m32, deferred_callchain_32 says it needs -m32 -static" \
 	why "$d" '-m32 -static cannot link' deferred_callchain_32
 d=$tmp/no-m32/unwind
-tap_ok "without -m32, unwind builds unwind_deferred alone and exits 0" \
-	outcome "$d" 0 unwind_deferred unwind_deferred_32 unwind_deferred_32
+tap_ok "without -m32 and SFRAME_BIN, unwind builds unwind_deferred alone and exits 0" \
+	outcome "$d" 0 unwind_deferred "unwind_deferred_32 sframe_walk" \
+	"unwind_deferred_32 sframe_walk"
 tap_ok "without -m32, unwind_deferred_32 says it needs -m32 -static" \
 	why "$d" '-m32 -static cannot link' unwind_deferred_32
+tap_ok "without SFRAME_BIN, sframe_walk says it needs an SFrame v3 toolchain" \
+	why "$d" 'no SFrame v3 toolchain' sframe_walk
 
 d=$tmp/no-clang/perf_events
 tap_ok "without clang, perf_events builds all but deferred_callchain_bpf and exits 0" \
@@ -146,8 +149,8 @@ tap_ok "on arm64, each deferred_callchain program says it needs x86" \
 	why "$d" 'x86 only, and .* builds for aarch64-linux-gnu' "${deferred[@]}"
 d=$tmp/arm64/unwind
 tap_ok "on arm64, unwind builds nothing and exits 0" \
-	nothing "$d" "unwind_deferred unwind_deferred_32"
+	nothing "$d" "unwind_deferred unwind_deferred_32 sframe_walk"
 tap_ok "on arm64, each unwind program says it needs x86" \
-	why "$d" 'x86 only, and .* builds for aarch64-linux-gnu' unwind_deferred unwind_deferred_32
+	why "$d" 'x86 only, and .* builds for aarch64-linux-gnu' unwind_deferred unwind_deferred_32 sframe_walk
 
 tap_done

@@ -17,7 +17,7 @@
 #include <linux/sizes.h>
 #include <linux/uaccess.h>
 #include <linux/unaligned.h>
-#include <asm/unwind_user.h>
+#include <linux/unwind_user.h>
 
 #define SFRAME_MAGIC			0xdee2
 #define SFRAME_VERSION_3		3
@@ -302,18 +302,26 @@ static int sframe_flex_row(const struct sframe_section *sec,
 	return i == row->nr ? 0 : -EINVAL;
 }
 
+/* The function an index entry at user address @at describes. */
+static unsigned long sframe_fde_func(const struct sframe_fde *fde,
+				     unsigned long at)
+{
+	return at + le64_to_cpu(fde->func_start);
+}
+
 /*
  * Find the function descriptor for @ip: its start, size, where its FREs
  * are, and the end of the bytes they may use (the next function's FREs
- * begin there when they follow).
+ * begin there when they follow). The entries on either side must be in
+ * order and must not overlap it.
  */
 static int sframe_find_fde(const struct sframe_section *sec, unsigned long ip,
 			   unsigned long *func, u32 *size, u64 *fres_off,
 			   unsigned long *fres_end)
 {
-	struct sframe_fde fde[2];
-	unsigned long at, next;
-	u32 lo = 0, hi = sec->nr_fdes, n;
+	struct sframe_fde fde[3], *prev = NULL, *this, *next = NULL;
+	unsigned long at, first, other;
+	u32 lo = 0, hi = sec->nr_fdes, idx, n;
 	u64 off, next_off;
 	__le64 start;
 
@@ -332,25 +340,40 @@ static int sframe_find_fde(const struct sframe_section *sec, unsigned long ip,
 	if (!lo)
 		return -ENOENT;
 
-	at = sec->fdes + (unsigned long)(lo - 1) * sizeof(*fde);
-	n = lo < sec->nr_fdes ? 2 : 1;
+	/* Read it with its neighbours, in one go. */
+	idx = lo - 1;
+	first = idx ? idx - 1 : idx;
+	n = min_t(u32, sec->nr_fdes, idx + 2) - first;
+	at = sec->fdes + (unsigned long)first * sizeof(*fde);
 	if (sframe_read(fde, at, n * sizeof(*fde)))
 		return -EFAULT;
-	*func = at + le64_to_cpu(fde[0].func_start);
-	*size = le32_to_cpu(fde[0].func_size);
-	off = le32_to_cpu(fde[0].fres_off);
+	this = &fde[idx - first];
+	if (idx)
+		prev = &fde[0];
+	if (idx + 1 < sec->nr_fdes)
+		next = this + 1;
+	at = sec->fdes + (unsigned long)idx * sizeof(*fde);
+
+	*func = sframe_fde_func(this, at);
+	*size = le32_to_cpu(this->func_size);
+	off = le32_to_cpu(this->fres_off);
 	if (*func > ip)		/* the index changed under us */
 		return -EINVAL;
+	if (prev) {
+		other = sframe_fde_func(prev, at - sizeof(*fde));
+		if (other > *func ||
+		    *func - other < le32_to_cpu(prev->func_size))
+			return -EINVAL;
+	}
 	if (ip - *func >= *size)
 		return -ENOENT;
 
 	*fres_end = sec->fres_end;
-	if (n == 2) {
-		next = at + sizeof(*fde) + le64_to_cpu(fde[1].func_start);
-		/* Sorted, and the next function starts past this one. */
-		if (next < *func || next - *func < *size)
+	if (next) {
+		other = sframe_fde_func(next, at + sizeof(*fde));
+		if (other < *func || other - *func < *size)
 			return -EINVAL;
-		next_off = le32_to_cpu(fde[1].fres_off);
+		next_off = le32_to_cpu(next->fres_off);
 		if (next_off > off && next_off < sec->fres_end - sec->fres)
 			*fres_end = sec->fres + next_off;
 	}

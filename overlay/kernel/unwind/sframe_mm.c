@@ -105,7 +105,7 @@ struct sframe_entry {
 };
 
 struct sframe_mm {
-	spinlock_t		lock;
+	spinlock_t		lock;		/* protects clock and entries */
 	u64			clock;
 	unsigned int		nr;
 	struct sframe_entry	entries[];
@@ -162,6 +162,7 @@ void sframe_mm_free(struct mm_struct *mm)
 
 static struct sframe_mm *sframe_mm_get(struct mm_struct *mm)
 {
+	/* Pairs with the cmpxchg_release() below: a table seen is set up. */
 	struct sframe_mm *c = smp_load_acquire(&mm->sframe_cache);
 
 	if (c)
@@ -174,6 +175,7 @@ static struct sframe_mm *sframe_mm_get(struct mm_struct *mm)
 	/* Another thread of the mm may have set one up meanwhile. */
 	if (cmpxchg_release(&mm->sframe_cache, NULL, c)) {
 		kfree(c);
+		/* The winner's table, set up before its release. */
 		c = smp_load_acquire(&mm->sframe_cache);
 	}
 	return c;
@@ -243,10 +245,10 @@ static void sframe_cache_put(struct sframe_mm *c, const struct sframe_key *key,
 static int sframe_probe(struct file *file, const struct sframe_key *key,
 			unsigned long vm_end, struct sframe_section *sec)
 {
-	const Elf64_Phdr *text = NULL, *sf = NULL;
+	const struct elf64_phdr *text = NULL, *sf = NULL;
 	unsigned long off, bias;
-	Elf64_Ehdr eh;
-	Elf64_Phdr *ph;
+	struct elf64_hdr eh;
+	struct elf64_phdr *ph;
 	loff_t pos = 0;
 	size_t len;
 	int i, ret;
@@ -279,7 +281,7 @@ static int sframe_probe(struct file *file, const struct sframe_key *key,
 	}
 
 	for (i = 0; i < eh.e_phnum; i++) {
-		const Elf64_Phdr *p = &ph[i];
+		const struct elf64_phdr *p = &ph[i];
 		u64 seg = p->p_offset & PAGE_MASK;
 
 		if (p->p_type == PT_GNU_SFRAME) {

@@ -152,13 +152,6 @@ static void ctl_close(int fd, struct results *res, void *shared, size_t size)
 	free(res);
 }
 
-/* For fixtures with members fd, res and c (a pointer to their chain). */
-#define ctl_setup(meta, self)						\
-	ctl_open(meta, &(self)->fd, &(self)->res, (void **)&(self)->c,	\
-		 sizeof(*(self)->c))
-#define ctl_teardown(self)						\
-	ctl_close((self)->fd, (self)->res, (self)->c, sizeof(*(self)->c))
-
 #define NO_MODULE "no " CTL_PATH ": load test_unwind_deferred"
 
 #endif /* SELFTESTS_UNWIND_CTL_H */

@@ -9,17 +9,30 @@
  * every return address itself with __builtin_return_address(), and ends in
  * an inline "syscall" with %rbp holding garbage, so that a frame-pointer
  * walk cannot get past the first frame. The test module's callback must
- * receive exactly the recorded frames.
+ * receive exactly the recorded frames. Chains also cross a library the
+ * program needs and one it dlopens, and libraries whose SFrame sections
+ * the tests damaged, one kind of damage each.
  */
 #define _GNU_SOURCE
 #include <alloca.h>
+#include <assert.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <libgen.h>
+#include <link.h>
+#include <stdint.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+
+#include "sframe_lib.h"
 
 #define MAX_DEPTH	64
 
 struct chain {
 	int depth;
+	sframe_step_t lib_a;		/* levels 3, 9, ... when set */
+	sframe_step_t lib_b;		/* levels 5, 11, ... when set */
 	int fd;
 	const char *cmd;
 	long ret;
@@ -66,8 +79,10 @@ static __attribute__((noipa)) long leaf(struct chain *c)
 }
 
 /* No locals: the CFA is the stack pointer plus 8 or 16. */
-static __attribute__((noipa)) long step_small(struct chain *c, int level)
+static __attribute__((noipa)) long step_small(void *chain, int level)
 {
+	struct chain *c = chain;
+
 	c->ras[level] = RA();
 	return descend(c, level + 1) + 1;
 }
@@ -75,9 +90,10 @@ static __attribute__((noipa)) long step_small(struct chain *c, int level)
 /* A frame of about 3 KiB, SP-based. */
 static __attribute__((noipa)) long step_big(struct chain *c, int level)
 {
-	volatile char buf[3000];
+	char buf[3000];
 
 	buf[level] = level;
+	asm volatile("" : : "r"(buf) : "memory");
 	c->ras[level] = RA();
 	return descend(c, level + 1) + buf[level];
 }
@@ -93,42 +109,69 @@ static __attribute__((noipa)) long step_alloca(struct chain *c, int level)
 	return descend(c, level + 1) + p[level];
 }
 
-static inline __attribute__((always_inline)) long descend(struct chain *c,
-							   int level)
+/* Inlined into each step: a call to it would be a frame of its own. */
+static inline long descend(struct chain *c, int level)
 {
-	if (level == c->depth)
+	if (level >= c->depth)
 		return leaf(c);
-	switch (level % 3) {
-	case 0:
-		return step_small(c, level);
+	/* The libraries call back into step_small(). */
+	switch (level % 6) {
 	case 1:
 		return step_big(c, level);
-	default:
+	case 2:
 		return step_alloca(c, level);
+	case 3:
+		if (c->lib_a)
+			return c->lib_a(c, level, step_small, c->ras);
+		return step_big(c, level);
+	case 5:
+		if (c->lib_b)
+			return c->lib_b(c, level, step_small, c->ras);
+		return step_alloca(c, level);
+	default:
+		return step_small(c, level);
 	}
 }
 
 /* Send @cmd to the control file from the bottom of a @depth chain. */
 static void chain_write(struct chain *c, int fd, const char *cmd, int depth)
 {
+	sframe_step_t a = c->lib_a, b = c->lib_b;
+
 	memset(c, 0, sizeof(*c));
+	c->lib_a = a;
+	c->lib_b = b;
 	c->depth = depth;
 	c->fd = fd;
 	c->cmd = cmd;
 	descend(c, 0);
 }
 
-/* The callback's stack must start with exactly the frames the chain has. */
-static void check_stack(struct __test_metadata *_metadata,
-			const struct chain *c, const struct cb *b)
+/*
+ * The callback's stack must start with the first @n (all when @n is 0)
+ * frames the chain has; with @exact, and nothing after them.
+ */
+static void check_frames(struct __test_metadata *_metadata,
+			 const struct chain *c, const struct cb *b, int n,
+			 bool exact)
 {
 	unsigned long want[MAX_DEPTH + 2];
-	int i, n = 0;
+	int i, all = 0;
 
-	want[n++] = leaf_ret_addr();
-	want[n++] = c->leaf_ra;
+	want[all++] = leaf_ret_addr();
+	want[all++] = c->leaf_ra;
 	for (i = c->depth - 1; i >= 0; i--)
-		want[n++] = c->ras[i];
+		want[all++] = c->ras[i];
+	if (!n || n > all)
+		n = all;
+
+	if (exact) {
+		EXPECT_EQ(n, (int)b->nr) {
+			TH_LOG("the walk should end after frame %d", n - 1);
+			for (i = 0; i < (int)b->nr; i++)
+				TH_LOG("  got %#llx", b->ips[i]);
+		}
+	}
 
 	ASSERT_GE(b->nr, n) {
 		TH_LOG("the callback got %u frames; the program has at least %d",
@@ -142,6 +185,12 @@ static void check_stack(struct __test_metadata *_metadata,
 			       i, b->ips[i], want[i]);
 		}
 	}
+}
+
+static void check_stack(struct __test_metadata *_metadata,
+			const struct chain *c, const struct cb *b)
+{
+	check_frames(_metadata, c, b, 0, false);
 }
 
 /* Ask for slot 0 from @ctx at the bottom of a @depth chain; one callback. */
@@ -185,7 +234,8 @@ FIXTURE_VARIANT_ADD(sframe, nmi_depth_40) { "nmi", 40 };
 
 FIXTURE_SETUP(sframe)
 {
-	if (!ctl_setup(_metadata, self))
+	if (!ctl_open(_metadata, &self->fd, &self->res, (void **)&self->c,
+		      sizeof(*self->c)))
 		SKIP(return, NO_MODULE);
 	if (counter("sframe_frames") < 0)
 		SKIP(return, "the kernel has no SFrame unwinder (CONFIG_UNWIND_USER_SFRAME)");
@@ -193,7 +243,7 @@ FIXTURE_SETUP(sframe)
 
 FIXTURE_TEARDOWN(sframe)
 {
-	ctl_teardown(self);
+	ctl_close(self->fd, self->res, self->c, sizeof(*self->c));
 }
 
 /* Every frame of the chain comes from the program's SFrame table. */
@@ -262,6 +312,365 @@ TEST_F(sframe, child_finds_its_own_tables_once)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/* A library next to the program. */
+static void lib_path(char *buf, size_t size, const char *name)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	exe[n > 0 ? n : 0] = '\0';
+	snprintf(buf, size, "%s/%s", dirname(exe), name);
+}
+
+static void *open_step(const char *path, sframe_step_t *step)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+	*step = h ? (sframe_step_t)dlsym(h, "sframe_lib_b_step") : NULL;
+	return h;
+}
+
+/* 11 levels: libsframe_a at levels 3 and 9, the dlopen'd one at level 5. */
+#define LIB_DEPTH	11
+/* Frames from the leaf's syscall up to the one in the dlopen'd library. */
+#define FRAMES_TO_LIB_B	(2 + (LIB_DEPTH - 1) - 6 + 1)
+
+FIXTURE(libs) {
+	int fd;
+	struct results *res;
+	struct chain *c;
+	void *lib;
+};
+
+FIXTURE_SETUP(libs)
+{
+	char path[4200];
+
+	self->lib = NULL;
+	if (!ctl_open(_metadata, &self->fd, &self->res, (void **)&self->c,
+		      sizeof(*self->c)))
+		SKIP(return, NO_MODULE);
+	if (counter("sframe_frames") < 0)
+		SKIP(return, "the kernel has no SFrame unwinder (CONFIG_UNWIND_USER_SFRAME)");
+	lib_path(path, sizeof(path), "libsframe_b.so");
+	self->lib = open_step(path, &self->c->lib_b);
+	ASSERT_NE(NULL, self->c->lib_b) TH_LOG("dlopen %s: %s", path, dlerror());
+	self->c->lib_a = sframe_lib_a_step;
+}
+
+FIXTURE_TEARDOWN(libs)
+{
+	if (self->lib)
+		dlclose(self->lib);
+	ctl_close(self->fd, self->res, self->c, sizeof(*self->c));
+}
+
+/* The chain crosses the DT_NEEDED library twice and the dlopen'd one. */
+TEST_F(libs, chain_crosses_needed_and_dlopened_libraries)
+{
+	const struct cb *b;
+
+	b = walk_once(_metadata, self->fd, self->res, self->c, "task",
+		      LIB_DEPTH);
+	ASSERT_NE(NULL, b);
+	check_stack(_metadata, self->c, b);
+}
+
+/*
+ * dlclose(), then another library (built with frame pointers, its own
+ * table) where the first one was: its table is used, never the old one.
+ */
+TEST_F(libs, dlclose_then_another_library_at_the_same_place)
+{
+	unsigned long old_step, new_step;
+	const struct cb *b;
+	char path[4200];
+
+	ASSERT_NE(NULL, walk_once(_metadata, self->fd, self->res, self->c,
+				  "task", LIB_DEPTH));
+	old_step = (unsigned long)self->c->lib_b;
+	dlclose(self->lib);
+	lib_path(path, sizeof(path), "libsframe_fp.so");
+	self->lib = open_step(path, &self->c->lib_b);
+	ASSERT_NE(NULL, self->c->lib_b) TH_LOG("dlopen %s: %s", path, dlerror());
+	new_step = (unsigned long)self->c->lib_b;
+	TH_LOG("the step function moved by %ld bytes",
+	       (long)(new_step - old_step));
+
+	b = walk_once(_metadata, self->fd, self->res, self->c, "task",
+		      LIB_DEPTH);
+	ASSERT_NE(NULL, b);
+	check_stack(_metadata, self->c, b);
+}
+
+/* SFrame v3, as the hostile tests take it apart. */
+#ifndef PT_GNU_SFRAME
+#define PT_GNU_SFRAME	0x6474e554
+#endif
+
+struct sf_header {
+	uint16_t magic;
+	uint8_t version, flags, abi;
+	int8_t fixed_fp, fixed_ra;
+	uint8_t auxlen;
+	uint32_t nfdes, nfres, frelen, fdeoff, freoff;
+};	/* 28 bytes, no padding */
+
+struct sf_fde {
+	int64_t start;
+	uint32_t size, freoff;
+};	/* 16 bytes */
+
+static_assert(sizeof(struct sf_header) == 28, "SFrame header layout");
+static_assert(sizeof(struct sf_fde) == 16, "SFrame index entry layout");
+
+/* 5 bytes in the section; the struct has a byte of padding after them. */
+#define SF_ATTR_SIZE	5
+struct sf_attr {
+	uint16_t nfres;
+	uint8_t info, info2, rep;
+};
+
+/* A library file in memory, and where its section's parts are. */
+struct sf_lib {
+	unsigned char *data;
+	size_t len;
+	struct sf_header *h;
+	struct sf_fde *fdes;
+	unsigned char *fres;
+	uint64_t sec_vaddr, fdes_vaddr;
+	int step;		/* index of sframe_lib_b_step's entry */
+};
+
+static uint64_t sf_func(const struct sf_lib *l, int i)
+{
+	return l->fdes_vaddr + i * sizeof(struct sf_fde) + l->fdes[i].start;
+}
+
+static struct sf_attr *sf_attr(const struct sf_lib *l, int i)
+{
+	return (struct sf_attr *)(l->fres + l->fdes[i].freoff);
+}
+
+/* Call @fn on every FRE of entry @i: its info byte and first data word. */
+static void sf_each_fre(struct sf_lib *l, int i,
+			void (*fn)(uint8_t *info, unsigned char *word))
+{
+	struct sf_attr *a = sf_attr(l, i);
+	unsigned char *p = (unsigned char *)a + SF_ATTR_SIZE;
+	int k, asize = 1 << (a->info & 0xf);
+
+	for (k = 0; k < a->nfres; k++) {
+		uint8_t *info = p + asize;
+		int n = (*info >> 1) & 0xf, wsize = 1 << ((*info >> 5) & 3);
+
+		p = info + 1;
+		fn(info, p);
+		p += n * wsize;
+	}
+}
+
+/* Read @path and find sframe_lib_b_step (at @vaddr) in its function index. */
+static bool sf_load(struct sf_lib *l, const char *path, uint64_t vaddr)
+{
+	Elf64_Ehdr *eh;
+	Elf64_Phdr *ph;
+	struct stat st;
+	int fd, i;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st))
+		return false;
+	l->len = st.st_size;
+	l->data = malloc(l->len);
+	if (!l->data || read(fd, l->data, l->len) != (ssize_t)l->len)
+		return false;
+	close(fd);
+	eh = (Elf64_Ehdr *)l->data;
+	ph = (Elf64_Phdr *)(l->data + eh->e_phoff);
+	for (i = 0; i < eh->e_phnum && ph[i].p_type != PT_GNU_SFRAME; i++)
+		;
+	if (i == eh->e_phnum)
+		return false;
+	l->h = (struct sf_header *)(l->data + ph[i].p_offset);
+	l->sec_vaddr = ph[i].p_vaddr;
+	l->fdes = (struct sf_fde *)((unsigned char *)(l->h + 1) + l->h->auxlen +
+				    l->h->fdeoff);
+	l->fres = (unsigned char *)(l->h + 1) + l->h->auxlen + l->h->freoff;
+	l->fdes_vaddr = l->sec_vaddr + ((unsigned char *)l->fdes -
+					(unsigned char *)l->h);
+	for (l->step = 0; l->step < (int)l->h->nfdes; l->step++)
+		if (sf_func(l, l->step) == vaddr)
+			return l->step > 0 && l->step + 1 < (int)l->h->nfdes;
+	return false;
+}
+
+static void fre_word_size_3(uint8_t *info, unsigned char *word)
+{
+	*info |= 3 << 5;
+}
+
+static void fre_cfa_zero(uint8_t *info, unsigned char *word)
+{
+	memset(word, 0, 1 << ((*info >> 5) & 3));
+}
+
+/* Each kind of damage, done to the library's section in memory. */
+static void damage_truncated(struct sf_lib *l)
+{
+	l->h->frelen += 4096;	/* the FRE area runs past the section */
+}
+
+static void damage_unsorted(struct sf_lib *l)
+{
+	struct sf_fde *f = l->fdes + l->step - 1, t = f[0];
+
+	/* Swap the entry before the step's with it; starts stay right. */
+	f[0] = f[1];
+	f[0].start += sizeof(*f);
+	f[1] = t;
+	f[1].start -= sizeof(*f);
+}
+
+static void damage_overlapping(struct sf_lib *l)
+{
+	/* The function before runs into the step function. */
+	l->fdes[l->step - 1].size = sf_func(l, l->step) -
+				    sf_func(l, l->step - 1) + 8;
+}
+
+static void damage_fres_past_end(struct sf_lib *l)
+{
+	l->fdes[l->step].freoff = l->h->frelen - 2;
+}
+
+static void damage_fre_type(struct sf_lib *l)
+{
+	struct sf_attr *a = sf_attr(l, l->step);
+
+	a->info = (a->info & ~0xf) | 3;
+}
+
+static void damage_word_size(struct sf_lib *l)
+{
+	sf_each_fre(l, l->step, fre_word_size_3);
+}
+
+static void damage_cfa_not_growing(struct sf_lib *l)
+{
+	sf_each_fre(l, l->step, fre_cfa_zero);
+}
+
+static void damage_version_2(struct sf_lib *l)
+{
+	l->h->version = 2;
+}
+
+FIXTURE(hostile_sframe) {
+	int fd;
+	struct results *res;
+	struct chain *c;
+	void *lib;
+	char path[64];
+};
+
+FIXTURE_VARIANT(hostile_sframe) {
+	void (*damage)(struct sf_lib *l);
+	const char *counter;	/* must grow */
+	const char *lib;	/* the library damaged */
+	int frames;		/* right frames the walk must find; 0: all */
+	bool exact;		/* and no more */
+};
+
+FIXTURE_VARIANT_ADD(hostile_sframe, truncated) {
+	damage_truncated, "sframe_bad_sections", "libsframe_b.so",
+	FRAMES_TO_LIB_B, false };
+FIXTURE_VARIANT_ADD(hostile_sframe, unsorted_fdes) {
+	damage_unsorted, "sframe_bad_rows", "libsframe_b.so",
+	FRAMES_TO_LIB_B, true };
+FIXTURE_VARIANT_ADD(hostile_sframe, overlapping_fdes) {
+	damage_overlapping, "sframe_bad_rows", "libsframe_b.so",
+	FRAMES_TO_LIB_B, true };
+FIXTURE_VARIANT_ADD(hostile_sframe, fres_past_the_end) {
+	damage_fres_past_end, "sframe_bad_rows", "libsframe_b.so",
+	FRAMES_TO_LIB_B, true };
+FIXTURE_VARIANT_ADD(hostile_sframe, bad_fre_type) {
+	damage_fre_type, "sframe_bad_rows", "libsframe_b.so",
+	FRAMES_TO_LIB_B, true };
+FIXTURE_VARIANT_ADD(hostile_sframe, bad_data_word_size) {
+	damage_word_size, "sframe_bad_rows", "libsframe_b.so",
+	FRAMES_TO_LIB_B, true };
+FIXTURE_VARIANT_ADD(hostile_sframe, cfa_does_not_grow) {
+	damage_cfa_not_growing, "stop_bad_frame", "libsframe_b.so",
+	FRAMES_TO_LIB_B, true };
+/* Refused cleanly; the library keeps frame pointers, which are used. */
+FIXTURE_VARIANT_ADD(hostile_sframe, version_2_refused) {
+	damage_version_2, "sframe_refused_version", "libsframe_fp.so",
+	0, false };
+
+FIXTURE_SETUP(hostile_sframe)
+{
+	sframe_step_t step;
+	struct sf_lib l = { };
+	char path[4200];
+	struct link_map *map;
+	void *h;
+	int fd;
+
+	self->lib = NULL;
+	self->path[0] = '\0';
+	if (!ctl_open(_metadata, &self->fd, &self->res, (void **)&self->c,
+		      sizeof(*self->c)))
+		SKIP(return, NO_MODULE);
+	if (counter("sframe_frames") < 0)
+		SKIP(return, "the kernel has no SFrame unwinder (CONFIG_UNWIND_USER_SFRAME)");
+
+	/* Where the step function is in the pristine library's file. */
+	lib_path(path, sizeof(path), variant->lib);
+	h = open_step(path, &step);
+	ASSERT_NE(NULL, step) TH_LOG("dlopen %s: %s", path, dlerror());
+	ASSERT_EQ(0, dlinfo(h, RTLD_DI_LINKMAP, &map));
+	ASSERT_TRUE(sf_load(&l, path, (uintptr_t)step - map->l_addr)) {
+		TH_LOG("%s: no SFrame entry for sframe_lib_b_step with neighbours", path);
+	}
+	dlclose(h);
+
+	variant->damage(&l);
+	snprintf(self->path, sizeof(self->path), "/tmp/sframe_hostile_XXXXXX");
+	fd = mkstemp(self->path);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)l.len, write(fd, l.data, l.len));
+	close(fd);
+	free(l.data);
+	self->lib = open_step(self->path, &self->c->lib_b);
+	ASSERT_NE(NULL, self->c->lib_b) TH_LOG("dlopen %s: %s", self->path, dlerror());
+	self->c->lib_a = sframe_lib_a_step;
+}
+
+FIXTURE_TEARDOWN(hostile_sframe)
+{
+	if (self->lib)
+		dlclose(self->lib);
+	if (self->path[0])
+		unlink(self->path);
+	ctl_close(self->fd, self->res, self->c, sizeof(*self->c));
+}
+
+/* The walk ends cleanly where the damage is, and the damage is counted. */
+TEST_F(hostile_sframe, walk_ends_cleanly)
+{
+	long long before = counter(variant->counter);
+	const struct cb *b;
+
+	b = walk_once(_metadata, self->fd, self->res, self->c, "task",
+		      LIB_DEPTH);
+	ASSERT_NE(NULL, b);
+	check_frames(_metadata, self->c, b, variant->frames, variant->exact);
+	EXPECT_LT(before, counter(variant->counter)) {
+		TH_LOG("%s did not grow", variant->counter);
+	}
 }
 
 TEST_HARNESS_MAIN

@@ -262,13 +262,14 @@ FIXTURE(unwind) {
 
 FIXTURE_SETUP(unwind)
 {
-	if (!ctl_setup(_metadata, self))
+	if (!ctl_open(_metadata, &self->fd, &self->res, (void **)&self->c,
+		      sizeof(*self->c)))
 		SKIP(return, NO_MODULE);
 }
 
 FIXTURE_TEARDOWN(unwind)
 {
-	ctl_teardown(self);
+	ctl_close(self->fd, self->res, self->c, sizeof(*self->c));
 }
 
 /* Ask from @ctx for slot 0 from a depth-8 chain; check the one callback. */
@@ -1015,13 +1016,14 @@ FIXTURE(prologue) {
 
 FIXTURE_SETUP(prologue)
 {
-	if (!ctl_setup(_metadata, self))
+	if (!ctl_open(_metadata, &self->fd, &self->res, (void **)&self->c,
+		      sizeof(*self->c)))
 		SKIP(return, NO_MODULE);
 }
 
 FIXTURE_TEARDOWN(prologue)
 {
-	ctl_teardown(self);
+	ctl_close(self->fd, self->res, self->c, sizeof(*self->c));
 }
 
 FIXTURE_VARIANT(prologue) {
@@ -1160,13 +1162,14 @@ FIXTURE_VARIANT_ADD(hostile, frame_pointer_below_stack_pointer) {
 
 FIXTURE_SETUP(hostile)
 {
-	if (!ctl_setup(_metadata, self))
+	if (!ctl_open(_metadata, &self->fd, &self->res, (void **)&self->c,
+		      sizeof(*self->c)))
 		SKIP(return, NO_MODULE);
 }
 
 FIXTURE_TEARDOWN(hostile)
 {
-	ctl_teardown(self);
+	ctl_close(self->fd, self->res, self->c, sizeof(*self->c));
 }
 
 /* write() with the frame pointer set to @fp; asm_l1 gets the return IP. */
