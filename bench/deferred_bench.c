@@ -18,6 +18,7 @@
  * deferred unwinder's counters in debugfs.
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -841,15 +842,44 @@ static void bench_complete(void)
 /*
  * The deferred walker's cost per frame, from the unwinder's counters: the
  * median of rounds in which the depths take turns (absolute times drift).
+ * The same program built with an SFrame table (harness/bench builds both)
+ * reports as mode "sframe", with the share of frames the table gave.
  */
 #define WALK_ROUNDS	9
+
+#ifndef PT_GNU_SFRAME
+#define PT_GNU_SFRAME	0x6474e554
+#endif
+
+/* Whether this program's own file has an SFrame table. */
+static bool self_has_sframe(void)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	bool found = false;
+	int fd = open("/proc/self/exe", O_RDONLY), i;
+
+	if (fd < 0 || pread(fd, &eh, sizeof(eh), 0) != sizeof(eh))
+		goto out;
+	for (i = 0; i < eh.e_phnum && !found; i++) {
+		if (pread(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) !=
+		    sizeof(ph))
+			break;
+		found = ph.p_type == PT_GNU_SFRAME;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
 
 static void bench_walk(void)
 {
 	static const int depths[] = { 8, 32, 128, 256, 500 };
 	int iters = smoke ? 20 : 100, rounds = smoke ? 1 : WALK_ROUNDS;
-	double per_frame[5][WALK_ROUNDS], frames[5] = { };
-	long ns0, fr0, w0;
+	double per_frame[5][WALK_ROUNDS], frames[5] = { }, by_table[5] = { };
+	const char *mode = self_has_sframe() ? "sframe" : "deferred";
+	long ns0, fr0, w0, sf0;
 	struct events ev;
 	int di, i, r;
 	char name[32];
@@ -861,6 +891,7 @@ static void bench_walk(void)
 			ns0 = read_long(COUNTERS, "walk_ns");
 			fr0 = read_long(COUNTERS, "frames");
 			w0 = read_long(COUNTERS, "walks");
+			sf0 = read_long(COUNTERS, "sframe_frames");
 			events_enable(&ev, 1);
 			for (i = 0; i < iters; i++)
 				descend(depths[di]);
@@ -870,14 +901,18 @@ static void bench_walk(void)
 					   (read_long(COUNTERS, "frames") - fr0);
 			frames[di] = (double)(read_long(COUNTERS, "frames") - fr0) /
 				     (read_long(COUNTERS, "walks") - w0);
+			if (sf0 >= 0)
+				by_table[di] = (double)(read_long(COUNTERS, "sframe_frames") - sf0) /
+					       (read_long(COUNTERS, "frames") - fr0);
 		}
 	}
 	events_close(&ev);
 	for (di = 0; di < 5; di++) {
 		snprintf(name, sizeof(name), "depth=%d", depths[di]);
 		qsort(per_frame[di], rounds, sizeof(double), cmp_double);
-		emit("walk", name, "deferred", "ns_per_frame", per_frame[di][rounds / 2]);
-		emit("walk", name, "deferred", "frames_per_walk", frames[di]);
+		emit("walk", name, mode, "ns_per_frame", per_frame[di][rounds / 2]);
+		emit("walk", name, mode, "frames_per_walk", frames[di]);
+		emit("walk", name, mode, "sframe_share", by_table[di]);
 	}
 }
 

@@ -4,8 +4,9 @@
  * found by the SFrame tables the program was assembled with
  * (-O2 -fomit-frame-pointer -Wa,--gsframe), with no help from libc.
  *
- * The program descends a chain of functions of three kinds (no locals, a
- * big SP-based frame, an alloca frame whose CFA is based on %rbp), records
+ * The program descends a chain of functions of four kinds (no locals, a
+ * big SP-based frame, an alloca frame whose CFA is based on %rbp, a
+ * realigned frame with flexible SFrame rows), records
  * every return address itself with __builtin_return_address(), and ends in
  * an inline "syscall" with %rbp holding garbage, so that a frame-pointer
  * walk cannot get past the first frame. The test module's callback must
@@ -16,10 +17,10 @@
 #define _GNU_SOURCE
 #include <alloca.h>
 #include <assert.h>
+#include <stdalign.h>
 #include <dlfcn.h>
-#include <elf.h>
 #include <libgen.h>
-#include <link.h>
+#include <linux/elf.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -109,6 +110,23 @@ static __attribute__((noipa)) long step_alloca(struct chain *c, int level)
 	return descend(c, level + 1) + p[level];
 }
 
+/*
+ * A realigned stack with a variable-length array: gcc sets up a DRAP
+ * (%r10) and its SFrame rows are flexible ones, the CFA kept in a stack
+ * slot below %rbp and the caller's %rbp saved at %rbp.
+ */
+static __attribute__((noipa)) long step_drap(struct chain *c, int level)
+{
+	alignas(64) long a[8];
+	long v[level + 1];
+
+	memset(a, level, sizeof(a));
+	memset(v, level, sizeof(v));
+	asm volatile("" : : "r"(a), "r"(v) : "memory");
+	c->ras[level] = RA();
+	return descend(c, level + 1) + a[level % 8] + v[level];
+}
+
 /* Inlined into each step: a call to it would be a frame of its own. */
 static inline long descend(struct chain *c, int level)
 {
@@ -124,6 +142,8 @@ static inline long descend(struct chain *c, int level)
 		if (c->lib_a)
 			return c->lib_a(c, level, step_small, c->ras);
 		return step_big(c, level);
+	case 4:
+		return step_drap(c, level);
 	case 5:
 		if (c->lib_b)
 			return c->lib_b(c, level, step_small, c->ras);
@@ -472,11 +492,15 @@ static void sf_each_fre(struct sf_lib *l, int i,
 	}
 }
 
-/* Read @path and find sframe_lib_b_step (at @vaddr) in its function index. */
-static bool sf_load(struct sf_lib *l, const char *path, uint64_t vaddr)
+/*
+ * Read @path and find sframe_lib_b_step in its function index: the biggest
+ * function of sframe_lib.c, between sframe_lib_before and sframe_lib_after
+ * (the rest are the .plt's entries).
+ */
+static bool sf_load(struct sf_lib *l, const char *path)
 {
-	Elf64_Ehdr *eh;
-	Elf64_Phdr *ph;
+	struct elf64_hdr *eh;
+	struct elf64_phdr *ph;
 	struct stat st;
 	int fd, i;
 
@@ -488,8 +512,8 @@ static bool sf_load(struct sf_lib *l, const char *path, uint64_t vaddr)
 	if (!l->data || read(fd, l->data, l->len) != (ssize_t)l->len)
 		return false;
 	close(fd);
-	eh = (Elf64_Ehdr *)l->data;
-	ph = (Elf64_Phdr *)(l->data + eh->e_phoff);
+	eh = (struct elf64_hdr *)l->data;
+	ph = (struct elf64_phdr *)(l->data + eh->e_phoff);
 	for (i = 0; i < eh->e_phnum && ph[i].p_type != PT_GNU_SFRAME; i++)
 		;
 	if (i == eh->e_phnum)
@@ -501,10 +525,11 @@ static bool sf_load(struct sf_lib *l, const char *path, uint64_t vaddr)
 	l->fres = (unsigned char *)(l->h + 1) + l->h->auxlen + l->h->freoff;
 	l->fdes_vaddr = l->sec_vaddr + ((unsigned char *)l->fdes -
 					(unsigned char *)l->h);
-	for (l->step = 0; l->step < (int)l->h->nfdes; l->step++)
-		if (sf_func(l, l->step) == vaddr)
-			return l->step > 0 && l->step + 1 < (int)l->h->nfdes;
-	return false;
+	l->step = 0;
+	for (i = 1; i < (int)l->h->nfdes; i++)
+		if (l->fdes[i].size > l->fdes[l->step].size)
+			l->step = i;
+	return l->step > 0 && l->step + 1 < (int)l->h->nfdes;
 }
 
 static void fre_word_size_3(uint8_t *info, unsigned char *word)
@@ -612,11 +637,8 @@ FIXTURE_VARIANT_ADD(hostile_sframe, version_2_refused) {
 
 FIXTURE_SETUP(hostile_sframe)
 {
-	sframe_step_t step;
 	struct sf_lib l = { };
 	char path[4200];
-	struct link_map *map;
-	void *h;
 	int fd;
 
 	self->lib = NULL;
@@ -627,15 +649,10 @@ FIXTURE_SETUP(hostile_sframe)
 	if (counter("sframe_frames") < 0)
 		SKIP(return, "the kernel has no SFrame unwinder (CONFIG_UNWIND_USER_SFRAME)");
 
-	/* Where the step function is in the pristine library's file. */
 	lib_path(path, sizeof(path), variant->lib);
-	h = open_step(path, &step);
-	ASSERT_NE(NULL, step) TH_LOG("dlopen %s: %s", path, dlerror());
-	ASSERT_EQ(0, dlinfo(h, RTLD_DI_LINKMAP, &map));
-	ASSERT_TRUE(sf_load(&l, path, (uintptr_t)step - map->l_addr)) {
+	ASSERT_TRUE(sf_load(&l, path)) {
 		TH_LOG("%s: no SFrame entry for sframe_lib_b_step with neighbours", path);
 	}
-	dlclose(h);
 
 	variant->damage(&l);
 	snprintf(self->path, sizeof(self->path), "/tmp/sframe_hostile_XXXXXX");
