@@ -18,8 +18,10 @@
 #include <alloca.h>
 #include <assert.h>
 #include <stdalign.h>
+#include <stdatomic.h>
 #include <dlfcn.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <linux/elf.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -423,6 +425,117 @@ TEST_F(libs, dlclose_then_another_library_at_the_same_place)
 		      LIB_DEPTH);
 	ASSERT_NE(NULL, b);
 	check_stack(_metadata, self->c, b);
+}
+
+/* Copy @from to a new file in /tmp; its name into @path. */
+static bool copy_lib(const char *from, char *path, size_t size)
+{
+	char buf[65536];
+	ssize_t n;
+	int in, out;
+
+	snprintf(path, size, "/tmp/sframe_copy_XXXXXX");
+	in = open(from, O_RDONLY);
+	out = mkstemp(path);
+	if (in < 0 || out < 0)
+		return false;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			n = -1;
+	close(in);
+	close(out);
+	return n == 0;
+}
+
+#define NR_COPIES	80	/* more mappings than a process remembers */
+
+/*
+ * More libraries than the per-mm table holds: every one is found, the
+ * oldest are evicted, and one walked again is found again, right.
+ */
+TEST_F(libs, more_libraries_than_the_cache_holds)
+{
+	static char paths[NR_COPIES][64];
+	void *h[NR_COPIES] = { };
+	long long ev = counter("sframe_cache_evictions");
+	char from[4200];
+	const struct cb *b;
+	int i;
+
+	lib_path(from, sizeof(from), "libsframe_fp.so");
+	for (i = 0; i < NR_COPIES; i++) {
+		ASSERT_TRUE(copy_lib(from, paths[i], sizeof(paths[i])));
+		h[i] = open_step(paths[i], &self->c->lib_b);
+		ASSERT_NE(NULL, h[i]) TH_LOG("dlopen %s: %s", paths[i], dlerror());
+		b = walk_once(_metadata, self->fd, self->res, self->c, "task",
+			      LIB_DEPTH);
+		ASSERT_NE(NULL, b);
+		check_stack(_metadata, self->c, b);
+	}
+	EXPECT_LE(ev + NR_COPIES - 63, counter("sframe_cache_evictions")) {
+		TH_LOG("%lld evictions for %d libraries",
+		       counter("sframe_cache_evictions") - ev, NR_COPIES);
+	}
+	/* The first copy was evicted long ago. */
+	self->c->lib_b = (sframe_step_t)dlsym(h[0], "sframe_lib_b_step");
+	b = walk_once(_metadata, self->fd, self->res, self->c, "task",
+		      LIB_DEPTH);
+	ASSERT_NE(NULL, b);
+	check_stack(_metadata, self->c, b);
+	for (i = 0; i < NR_COPIES; i++) {
+		dlclose(h[i]);
+		unlink(paths[i]);
+	}
+}
+
+/* Threads that map and unmap libraries until told to stop. */
+static atomic_int churn_stop;
+
+static void *churn(void *arg)
+{
+	const char *path = arg;
+	sframe_step_t step;
+	void *h;
+
+	while (!churn_stop) {
+		h = open_step(path, &step);
+		if (h)
+			dlclose(h);
+	}
+	return NULL;
+}
+
+/*
+ * Walks through the dlopen'd library stay right while other threads of
+ * the process map and unmap libraries (the per-mm table and its users
+ * race).
+ */
+TEST_F(libs, walks_while_threads_map_and_unmap_libraries)
+{
+	char paths[4][64], from[4200];
+	pthread_t t[4];
+	const struct cb *b;
+	int i;
+
+	lib_path(from, sizeof(from), "libsframe_fp.so");
+	churn_stop = 0;
+	for (i = 0; i < 4; i++) {
+		ASSERT_TRUE(copy_lib(from, paths[i], sizeof(paths[i])));
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, churn, paths[i]));
+	}
+	for (i = 0; i < 30; i++) {
+		b = walk_once(_metadata, self->fd, self->res, self->c, "task",
+			      LIB_DEPTH);
+		if (!b || _metadata->exit_code)
+			break;
+		check_stack(_metadata, self->c, b);
+	}
+	churn_stop = 1;
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		unlink(paths[i]);
+	}
+	EXPECT_NE(NULL, b);
 }
 
 /* SFrame v3, as the hostile tests take it apart. */
