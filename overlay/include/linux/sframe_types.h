@@ -8,8 +8,6 @@
  * struct sframe_section - an SFrame section of a mapped file, in user memory
  * @text_start: start of the executable mapping the section describes
  * @text_end: end of that mapping; @text_start == @text_end: no section
- * @sframe_start: user address of the section's header
- * @sframe_end: end of the section, as its header gives it
  * @fdes: user address of the function descriptor index
  * @fres: user address of the frame row entry (FRE) area
  * @fres_end: end of the FRE area
@@ -23,8 +21,6 @@
 struct sframe_section {
 	unsigned long	text_start;
 	unsigned long	text_end;
-	unsigned long	sframe_start;
-	unsigned long	sframe_end;
 	unsigned long	fdes;
 	unsigned long	fres;
 	unsigned long	fres_end;

@@ -35,6 +35,8 @@
 
 #include <asm/local64.h>
 
+#include "stats.h"
+
 /* Core bits at the top of unwind_task_info::mask; users get the rest. */
 #define UNWIND_PENDING_BIT	(BITS_PER_LONG - 1)	/* task work queued */
 #define UNWIND_RESET_BIT	(BITS_PER_LONG - 2)	/* reset in progress */
@@ -675,18 +677,8 @@ EXPORT_SYMBOL_GPL(unwind_deferred_cancel);
 
 static int unwind_counters_show(struct seq_file *m, void *v)
 {
-	u64 sum[NR_UNWIND_STATS] = { };
-	int cpu, i;
-
-	for_each_possible_cpu(cpu) {
-		struct unwind_stats *s = per_cpu_ptr(&unwind_stats, cpu);
-
-		for (i = 0; i < NR_UNWIND_STATS; i++)
-			sum[i] += READ_ONCE(s->val[i]);
-	}
-	for (i = 0; i < NR_UNWIND_STATS; i++)
-		seq_printf(m, "%s %llu\n", unwind_stat_names[i], sum[i]);
-
+	unwind_stats_show(m, unwind_stat_names, unwind_stats.val,
+			  NR_UNWIND_STATS);
 	mutex_lock(&unwind_users_lock);
 	seq_printf(m, "users %u\n",
 		   bitmap_weight(&unwind_users_bits, UNWIND_MAX_USERS));

@@ -139,8 +139,6 @@ int sframe_section_init(struct sframe_section *sec, unsigned long addr,
 
 	sec->text_start = text_start;
 	sec->text_end = text_end;
-	sec->sframe_start = addr;
-	sec->sframe_end = addr + max(fdes_end, fres_end);
 	sec->fdes = addr + fdes;
 	sec->fres = addr + fres;
 	sec->fres_end = addr + fres_end;

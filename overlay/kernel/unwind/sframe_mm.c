@@ -33,6 +33,8 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 
+#include "stats.h"
+
 /* The program header of an SFrame section (not in 6.12's uapi elf.h). */
 #ifndef PT_GNU_SFRAME
 #define PT_GNU_SFRAME		(PT_LOOS + 0x474e554)
@@ -131,17 +133,8 @@ void sframe_count_frame(bool by_sframe)
  */
 void sframe_counters_show(struct seq_file *m)
 {
-	u64 sum[NR_SFRAME_STATS] = { };
-	int cpu, i;
-
-	for_each_possible_cpu(cpu) {
-		struct sframe_stats *s = per_cpu_ptr(&sframe_stats, cpu);
-
-		for (i = 0; i < NR_SFRAME_STATS; i++)
-			sum[i] += READ_ONCE(s->val[i]);
-	}
-	for (i = 0; i < NR_SFRAME_STATS; i++)
-		seq_printf(m, "%s %llu\n", sframe_stat_names[i], sum[i]);
+	unwind_stats_show(m, sframe_stat_names, sframe_stats.val,
+			  NR_SFRAME_STATS);
 	seq_printf(m, "sframe_mm_bytes %u\n", SFRAME_MM_BYTES);
 	seq_printf(m, "sframe_mm_entries %zu\n",
 		   (SFRAME_MM_BYTES - sizeof(struct sframe_mm)) /
@@ -196,7 +189,7 @@ static void sframe_key_of(struct vm_area_struct *vma, struct sframe_key *key)
 	key->ctime_nsec = ctime.tv_nsec;
 }
 
-/* A hit copies the entry's section out; caller holds c->lock. */
+/* The entry for @key, or NULL; the caller holds c->lock. */
 static struct sframe_entry *sframe_cache_find(struct sframe_mm *c,
 					      const struct sframe_key *key)
 {

@@ -289,9 +289,6 @@ static int unwind_user_next_sframe(struct unwind_user_state *state)
 	unsigned long ip, xol;
 	int ret;
 
-	/* Tables are read, and found, where faults may be taken. */
-	if (!unwind_user_may_fault())
-		return 1;
 	/*
 	 * A caller's row is the one of its call instruction, which may be
 	 * the function's last; the interrupted frame's is that of the
@@ -417,8 +414,12 @@ int unwind_user_start(struct unwind_user_state *state,
 
 	if (IS_ENABLED(CONFIG_HAVE_UNWIND_USER_FP))
 		state->available_types |= UNWIND_USER_TYPE_FP;
-	/* SFrame has no ABI for compat tasks. */
-	if (IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) && from->ws == sizeof(long))
+	/*
+	 * SFrame has no ABI for compat tasks, and its tables are found and
+	 * read where page faults may be taken.
+	 */
+	if (IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) && from->ws == sizeof(long) &&
+	    unwind_user_may_fault())
 		state->available_types |= UNWIND_USER_TYPE_SFRAME;
 	state->ip = from->ip;
 	state->sp = from->sp;
