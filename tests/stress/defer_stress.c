@@ -54,10 +54,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "counters.h"
 #include "ledger.h"
 #include "workload.h"
 
-#define COUNTERS	"/sys/kernel/debug/unwind_deferred/counters"
 #define TEST_CTL	"/sys/kernel/debug/unwind_deferred_test/ctl"
 #define RING_PAGES	64
 #define MAX_LEDGERS	5
@@ -83,102 +83,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* The deferral core's counters. */
-
-enum {
-	C_REQUESTS, C_QUEUED, C_JOINED, C_PENDING, C_RUN, C_REJECTED, C_BUSY,
-	C_RUNS, C_CALLBACKS, C_EXIT, C_EXEC, C_ERRORS, NR_C
-};
-static const char * const counter_names[NR_C] = {
-	"requests", "queued", "joined", "already_pending", "already_run",
-	"rejected", "busy", "runs", "callbacks", "exit_completions",
-	"exec_completions", "errors",
-};
-
-struct counters {
-	uint64_t v[NR_C];
-};
-
-static int counters_read(struct counters *c)
-{
-	char name[64];
-	unsigned long long v;
-	FILE *f = fopen(COUNTERS, "r");
-	int i, found = 0;
-
-	memset(c, 0, sizeof(*c));
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %llu", name, &v) == 2) {
-		for (i = 0; i < NR_C; i++) {
-			if (!strcmp(name, counter_names[i])) {
-				c->v[i] = v;
-				found++;
-			}
-		}
-	}
-	fclose(f);
-	return found == NR_C ? 0 : -1;
-}
-
-static uint64_t delta(const struct counters *a, const struct counters *b, int i)
-{
-	return b->v[i] - a->v[i];
-}
-
-/*
- * Check the counters after a scenario, all its tasks gone and its events
- * closed.  A task work still queued by a task blocked since is given a
- * moment to run.
- */
-static const char *counters_check(const struct counters *before,
-				  struct counters *after, char *buf, size_t len)
-{
-	uint64_t outcomes;
-	int i;
-
-	for (i = 0; i < 300; i++) {
-		if (counters_read(after))
-			return "cannot read " COUNTERS;
-		if (after->v[C_RUNS] == after->v[C_QUEUED])
-			break;
-		wl_usleep(10000);
-	}
-	outcomes = delta(before, after, C_QUEUED) + delta(before, after, C_JOINED) +
-		delta(before, after, C_PENDING) + delta(before, after, C_RUN) +
-		delta(before, after, C_REJECTED) + delta(before, after, C_BUSY);
-	printf("# counters: %llu requests = %llu queued + %llu joined + %llu already pending + %llu already run + %llu rejected + %llu busy; %llu task works ran, %llu callbacks, %llu exit and %llu exec completions\n",
-	       (unsigned long long)delta(before, after, C_REQUESTS),
-	       (unsigned long long)delta(before, after, C_QUEUED),
-	       (unsigned long long)delta(before, after, C_JOINED),
-	       (unsigned long long)delta(before, after, C_PENDING),
-	       (unsigned long long)delta(before, after, C_RUN),
-	       (unsigned long long)delta(before, after, C_REJECTED),
-	       (unsigned long long)delta(before, after, C_BUSY),
-	       (unsigned long long)delta(before, after, C_RUNS),
-	       (unsigned long long)delta(before, after, C_CALLBACKS),
-	       (unsigned long long)delta(before, after, C_EXIT),
-	       (unsigned long long)delta(before, after, C_EXEC));
-	if (delta(before, after, C_ERRORS)) {
-		snprintf(buf, len, "counters: %llu errors",
-			 (unsigned long long)delta(before, after, C_ERRORS));
-		return buf;
-	}
-	if (delta(before, after, C_REQUESTS) != outcomes) {
-		snprintf(buf, len, "counters: %llu requests but %llu outcomes",
-			 (unsigned long long)delta(before, after, C_REQUESTS),
-			 (unsigned long long)outcomes);
-		return buf;
-	}
-	if (after->v[C_RUNS] != after->v[C_QUEUED]) {
-		snprintf(buf, len, "counters: %llu task works queued, %llu ran, 3 s after the tasks were gone",
-			 (unsigned long long)after->v[C_QUEUED],
-			 (unsigned long long)after->v[C_RUNS]);
-		return buf;
-	}
-	return NULL;
 }
 
 static void fatal_errno(const char *what, int err)

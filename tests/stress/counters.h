@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The unwinder's debugfs counters, as the stress programs read them: the
+ * deferral core's, whose books must balance after a scenario, and any
+ * other by name (the SFrame walker's sframe_*).
+ */
+#ifndef STRESS_COUNTERS_H
+#define STRESS_COUNTERS_H
+
+#include <stddef.h>
+
+#define COUNTERS	"/sys/kernel/debug/unwind_deferred/counters"
+
+/* The deferral core's counters. */
+enum {
+	C_REQUESTS, C_QUEUED, C_JOINED, C_PENDING, C_RUN, C_REJECTED, C_BUSY,
+	C_RUNS, C_CALLBACKS, C_EXIT, C_EXEC, C_ERRORS, NR_C
+};
+
+struct counters {
+	unsigned long long v[NR_C];
+};
+
+/*
+ * Read the counters called @names[0..@n) into @v (0 where the file has
+ * none); returns how many it has, or -1 when it cannot be read.
+ */
+int counters_read_names(const char * const *names, int n,
+			unsigned long long *v);
+/* The core's counters; 0, or -1 when the file lacks any of them. */
+int counters_read(struct counters *c);
+
+static inline unsigned long long delta(const struct counters *a,
+				       const struct counters *b, int i)
+{
+	return b->v[i] - a->v[i];
+}
+
+/*
+ * Check the counters after a scenario, all its tasks gone and its events
+ * closed, and print them: every request has one outcome, no errors, and
+ * every queued task work ran (a task blocked since gets 3 s).  Fills
+ * @after; returns NULL, or what is wrong (in @buf).
+ */
+const char *counters_check(const struct counters *before,
+			   struct counters *after, char *buf, size_t len);
+
+#endif
