@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,13 +189,18 @@ void ledger_for_each_key(const struct ledger *l,
 /* A cookie names one entry of one task: the same cookie, another tid? */
 static void note_cookie(struct ledger *l, uint32_t tid, uint64_t cookie)
 {
-	static struct keytab cookies;	/* across ledgers: cookies are global */
-	struct key *k = keytab_get(&cookies, 0, cookie, true);
+	/* Across ledgers, which threads of a program may drain at once. */
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct keytab cookies;	/* cookies are global */
+	struct key *k;
 
+	pthread_mutex_lock(&lock);
+	k = keytab_get(&cookies, 0, cookie, true);
 	if (!k->pid)
 		k->pid = tid;
 	else if (k->pid != tid)
 		l->cookie_tid_clash++;
+	pthread_mutex_unlock(&lock);
 }
 
 /* A sample or record written on @cpu into ring @r: is it the ring's CPU? */
@@ -281,6 +287,8 @@ static void take_deferred(struct ledger *l, const struct ring *r,
 	l->records++;
 	check_cpu(l, r, cpu);
 	l->record_frames += nr;
+	if (l->on_record)
+		l->on_record(l, tid, p + 2, nr);
 	for (i = 0; i < nr; i++) {
 		if (!p[2 + i] || p[2 + i] >= USER_END) {
 			l->records_bad_ip++;

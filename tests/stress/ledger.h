@@ -15,6 +15,8 @@
  * whose rings hold its records.  At the end, each ring that holds a
  * sample of the key must hold exactly one record of it, or the session
  * lost at least as many records as are missing.
+ *
+ * One thread drains a ledger; several threads may each drain their own.
  */
 #ifndef STRESS_LEDGER_H
 #define STRESS_LEDGER_H
@@ -93,6 +95,14 @@ struct ledger {
 	int fds[LEDGER_MAX_FDS];	/* every event of the session */
 	struct keytab keys;
 	pid_t only_pid;		/* > 0: account only this process's samples */
+	/*
+	 * If set, called with every record accounted, as it is read: the
+	 * thread it is of, and its frames (innermost first); @priv is the
+	 * caller's.
+	 */
+	void (*on_record)(struct ledger *l, uint32_t tid, const uint64_t *ips,
+			  uint64_t nr);
+	void *priv;
 	/* what was read */
 	uint64_t samples, deferred, classic_user, no_user, records;
 	uint64_t lost, lost_samples, throttles, others;
