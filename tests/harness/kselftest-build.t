@@ -5,7 +5,9 @@
 # bpf target, an x86 compiler): make must still succeed, build the base
 # perf_events tests and every program the toolchain can build, and name
 # each program it leaves out with what is missing.  Builds out of tree
-# against the guest kernel's UAPI headers, like harness/selftests.
+# against the guest kernel's UAPI headers, like harness/selftests; one case
+# builds the SFrame tests with the SFrame toolchain's as and ld alone (the
+# host's objdump lists sframe_probe's instructions), where it is unpacked.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/tap.sh"
@@ -17,7 +19,9 @@ st=$tree/tools/testing/selftests
 
 base=(sigtrap_threads remove_on_exec watermark_signal mmap)
 bpf=(deferred_callchain_bpf deferred_callchain_bpf.bpf.o)
-plan=11
+sframe=(sframe_walk sframe_probe sframe_probe_nopie)
+sframe_bin=$build/sframe-toolchain/bin
+plan=13
 
 tap_plan $plan
 if [ ! -d "$hdrs" ] || [ ! -d "$st/unwind" ]; then
@@ -116,6 +120,12 @@ nothing() {
 build no-m32 perf_events CC="$tmp/gcc-no-m32"
 build no-m32 unwind CC="$tmp/gcc-no-m32"
 build no-clang perf_events CLANG=false
+# The SFrame toolchain's as and ld, without its objdump.
+if [ -x "$sframe_bin/as" ] && [ -x "$sframe_bin/ld" ]; then
+	mkdir -p "$tmp/sframe-bin"
+	ln -s "$sframe_bin/as" "$sframe_bin/ld" "$tmp/sframe-bin/"
+	build sframe-no-objdump unwind CC="$tmp/gcc-no-m32" SFRAME_BIN="$tmp/sframe-bin"
+fi
 build arm64 perf_events ARCH=arm64 CC="$tmp/gcc-arm64"
 build arm64 unwind ARCH=arm64 CC="$tmp/gcc-arm64"
 
@@ -127,12 +137,24 @@ tap_ok "without -m32, deferred_callchain_32 says it needs -m32 -static" \
 	why "$d" '-m32 -static cannot link' deferred_callchain_32
 d=$tmp/no-m32/unwind
 tap_ok "without -m32 and SFRAME_BIN, unwind builds unwind_deferred alone and exits 0" \
-	outcome "$d" 0 unwind_deferred "unwind_deferred_32 sframe_walk" \
-	"unwind_deferred_32 sframe_walk"
+	outcome "$d" 0 unwind_deferred "unwind_deferred_32 ${sframe[*]}" \
+	"unwind_deferred_32 ${sframe[*]}"
 tap_ok "without -m32, unwind_deferred_32 says it needs -m32 -static" \
 	why "$d" '-m32 -static cannot link' unwind_deferred_32
 tap_ok "without SFRAME_BIN, sframe_walk says it needs an SFrame v3 toolchain" \
 	why "$d" 'no SFrame v3 toolchain' sframe_walk
+tap_ok "without SFRAME_BIN, sframe_probe and sframe_probe_nopie say they need an SFrame v3 toolchain" \
+	why "$d" 'no SFrame v3 toolchain' sframe_probe sframe_probe_nopie
+
+d=$tmp/sframe-no-objdump/unwind
+if [ -f "$d.rc" ]; then
+	tap_ok "with SFRAME_BIN but no objdump in it, unwind builds all but unwind_deferred_32 and exits 0" \
+		outcome "$d" 0 "unwind_deferred ${sframe[*]}" unwind_deferred_32 \
+		unwind_deferred_32
+else
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n # SKIP no SFrame toolchain unpacked in $sframe_bin (harness/sframe-toolchain)"
+fi
 
 d=$tmp/no-clang/perf_events
 tap_ok "without clang, perf_events builds all but deferred_callchain_bpf and exits 0" \
@@ -149,8 +171,8 @@ tap_ok "on arm64, each deferred_callchain program says it needs x86" \
 	why "$d" 'x86 only, and .* builds for aarch64-linux-gnu' "${deferred[@]}"
 d=$tmp/arm64/unwind
 tap_ok "on arm64, unwind builds nothing and exits 0" \
-	nothing "$d" "unwind_deferred unwind_deferred_32 sframe_walk"
+	nothing "$d" "unwind_deferred unwind_deferred_32 ${sframe[*]}"
 tap_ok "on arm64, each unwind program says it needs x86" \
-	why "$d" 'x86 only, and .* builds for aarch64-linux-gnu' unwind_deferred unwind_deferred_32 sframe_walk
+	why "$d" 'x86 only, and .* builds for aarch64-linux-gnu' unwind_deferred unwind_deferred_32 "${sframe[@]}"
 
 tap_done
