@@ -35,6 +35,7 @@ int event_open(uint32_t type, uint64_t config, uint64_t period, int flags,
 	attr.sample_type = LEDGER_SAMPLE_TYPE;
 	attr.sample_id_all = 1;
 	attr.disabled = !!(flags & EV_DISABLED);
+	attr.exclude_kernel = !!(flags & EV_EXCLUDE_KERNEL);
 	attr.inherit = !!(flags & EV_INHERIT);
 	attr.defer_callchain = !!(flags & EV_DEFER_CALLCHAIN);
 	attr.defer_output = !!(flags & EV_DEFER_OUTPUT);

@@ -129,6 +129,7 @@ struct ledger {
 #define EV_DEFER_OUTPUT		0x2
 #define EV_INHERIT		0x4
 #define EV_DISABLED		0x8
+#define EV_EXCLUDE_KERNEL	0x10
 int event_open(uint32_t type, uint64_t config, uint64_t period, int flags,
 	       pid_t pid, int cpu, int group_fd);
 
