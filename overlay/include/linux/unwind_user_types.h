@@ -103,6 +103,9 @@ struct unwind_user_regs {
  * @sframe: the SFrame section of the mapping the last IP looked up was in
  * @nosframe_start: start of the last range known to have no SFrame section
  * @nosframe_end: its end
+ * @sframe_memo_ip: the last IP the SFrame table gave a rule for; 0: none
+ * @sframe_memo: that rule (recursion meets the same return address in
+ *		 frame after frame)
  */
 struct unwind_user_state {
 	unsigned long		ip;
@@ -118,6 +121,8 @@ struct unwind_user_state {
 	struct sframe_section	sframe;
 	unsigned long		nosframe_start;
 	unsigned long		nosframe_end;
+	unsigned long		sframe_memo_ip;
+	struct unwind_user_frame sframe_memo;
 #endif
 };
 

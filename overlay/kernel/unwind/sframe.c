@@ -12,6 +12,7 @@
  * Context: task context of the process that maps the section, where page
  * faults may be taken; no lock may be held that a page fault takes.
  */
+#include <linux/bitops.h>
 #include <linux/kernel.h>
 #include <linux/sframe.h>
 #include <linux/sizes.h>
@@ -83,9 +84,33 @@ struct sframe_fde_attr {
 /* The most bytes of SFrame data a lookup will walk through. */
 #define SFRAME_MAX_SIZE		SZ_1G
 
-static int sframe_read(void *dst, unsigned long addr, size_t len)
+/*
+ * Read @len bytes of the section at @addr: whole words, then the bytes
+ * left, in one user access section. Reads are short (a header, a cursor's
+ * 64 bytes), and a byte-wise string copy costs more than the walk itself
+ * where "rep movsb" is slow (emulators, older CPUs).
+ */
+static int sframe_read(void *dst, unsigned long addr, unsigned int len)
 {
-	return copy_from_user(dst, (const void __user *)addr, len) ? -EFAULT : 0;
+	const u8 __user *src = (const u8 __user *)addr;
+	unsigned int i = 0;
+	u8 *d = dst;
+	u64 w;
+
+	if (!user_read_access_begin(src, len))
+		return -EFAULT;
+	for (; len - i >= sizeof(w); i += sizeof(w)) {
+		unsafe_get_user(w, (const u64 __user *)(src + i), efault);
+		put_unaligned(w, (u64 *)(d + i));
+	}
+	for (; i < len; i++)
+		unsafe_get_user(d[i], src + i, efault);
+	user_read_access_end();
+	return 0;
+
+efault:
+	user_read_access_end();
+	return -EFAULT;
 }
 
 /**
@@ -156,24 +181,34 @@ struct sframe_cursor {
 	u8		buf[64];
 };
 
-static int sframe_take(struct sframe_cursor *cur, void *dst, unsigned int len)
+/*
+ * The next @len bytes, in the cursor's buffer (valid until the next take);
+ * the buffer is refilled from user memory when they are not all in it.
+ */
+static const u8 *sframe_take(struct sframe_cursor *cur, unsigned int len,
+			     int *err)
 {
 	unsigned long off = cur->pos - cur->buf_addr;
+	const u8 *p;
 
 	if (len > sizeof(cur->buf) || cur->pos > cur->end ||
-	    len > cur->end - cur->pos)
-		return -EINVAL;
+	    len > cur->end - cur->pos) {
+		*err = -EINVAL;
+		return NULL;
+	}
 	if (cur->pos < cur->buf_addr || off + len > cur->buf_len) {
 		cur->buf_len = min_t(unsigned long, cur->end - cur->pos,
 				     sizeof(cur->buf));
-		if (sframe_read(cur->buf, cur->pos, cur->buf_len))
-			return -EFAULT;
+		if (sframe_read(cur->buf, cur->pos, cur->buf_len)) {
+			*err = -EFAULT;
+			return NULL;
+		}
 		cur->buf_addr = cur->pos;
 		off = 0;
 	}
-	memcpy(dst, cur->buf + off, len);
+	p = cur->buf + off;
 	cur->pos += len;
-	return 0;
+	return p;
 }
 
 static u32 sframe_uval(const u8 *p, unsigned int size)
@@ -188,34 +223,25 @@ static u32 sframe_uval(const u8 *p, unsigned int size)
 	}
 }
 
-static s32 sframe_sval(const u8 *p, unsigned int size)
-{
-	switch (size) {
-	case 1:
-		return (s8)*p;
-	case 2:
-		return (s16)get_unaligned_le16(p);
-	default:
-		return (s32)get_unaligned_le32(p);
-	}
-}
-
-/* The row that applies: its info byte and data words. */
+/*
+ * The row that applies: its info byte and data words as stored (a word is
+ * signed, except a flexible row's control words).
+ */
 struct sframe_row {
 	u8	info;
 	u8	nr;
 	u8	size;
-	u8	words[SFRAME_FRE_MAX_WORDS * sizeof(u32)];
+	u32	raw[SFRAME_FRE_MAX_WORDS];
 };
 
 static s32 sframe_word(const struct sframe_row *row, unsigned int i)
 {
-	return sframe_sval(row->words + i * row->size, row->size);
+	return sign_extend32(row->raw[i], row->size * BITS_PER_BYTE - 1);
 }
 
 static u32 sframe_ctl(const struct sframe_row *row, unsigned int i)
 {
-	return sframe_uval(row->words + i * row->size, row->size);
+	return row->raw[i];
 }
 
 /*
@@ -300,85 +326,96 @@ static int sframe_flex_row(const struct sframe_section *sec,
 	return i == row->nr ? 0 : -EINVAL;
 }
 
-/* The function an index entry at user address @at describes. */
-static unsigned long sframe_fde_func(const struct sframe_fde *fde,
-				     unsigned long at)
-{
-	return at + le64_to_cpu(fde->func_start);
-}
+/* One entry of the index as it was read. */
+struct sframe_fde_val {
+	unsigned long	func;
+	u32		size;
+	u32		fres_off;
+};
 
 /*
  * Find the function descriptor for @ip: its start, size, where its FREs
  * are, and the end of the bytes they may use (the next function's FREs
  * begin there when they follow). The entries on either side must be in
- * order and must not overlap it.
+ * order and must not overlap it. The search and the three entries are read
+ * in one user access section: a lookup is a handful of loads, not a copy
+ * per probe.
  */
 static int sframe_find_fde(const struct sframe_section *sec, unsigned long ip,
 			   unsigned long *func, u32 *size, u64 *fres_off,
 			   unsigned long *fres_end)
 {
-	struct sframe_fde fde[3], *prev = NULL, *this, *next = NULL;
-	unsigned long at, first, other;
-	u32 lo = 0, hi = sec->nr_fdes, idx, n;
-	u64 off, next_off;
+	const struct sframe_fde __user *fdes = (const void __user *)sec->fdes;
+	struct sframe_fde_val val[3], *prev = NULL, *this, *next = NULL;
+	u32 lo = 0, hi = sec->nr_fdes, idx, first, n, k;
+	u64 fres_len = sec->fres_end - sec->fres;
+	__le32 size32, off32;
 	__le64 start;
 
+	if (!user_read_access_begin(fdes, (unsigned long)hi * sizeof(*fdes)))
+		return -EFAULT;
 	/* The last function that starts at or below @ip. */
 	while (lo < hi) {
 		u32 mid = lo + (hi - lo) / 2;
 
-		at = sec->fdes + (unsigned long)mid * sizeof(*fde);
-		if (sframe_read(&start, at, sizeof(start)))
-			return -EFAULT;
-		if (at + le64_to_cpu(start) <= ip)
+		unsafe_get_user(start, &fdes[mid].func_start, efault);
+		if ((unsigned long)&fdes[mid] + le64_to_cpu(start) <= ip)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo)
+	if (!lo) {
+		user_read_access_end();
 		return -ENOENT;
-
-	/* Read it with its neighbours, in one go. */
+	}
+	/* It and its neighbours; their starts are from their own address. */
 	idx = lo - 1;
 	first = idx ? idx - 1 : idx;
 	n = min_t(u32, sec->nr_fdes, idx + 2) - first;
-	at = sec->fdes + (unsigned long)first * sizeof(*fde);
-	if (sframe_read(fde, at, n * sizeof(*fde)))
-		return -EFAULT;
-	this = &fde[idx - first];
+	for (k = 0; k < n; k++) {
+		const struct sframe_fde __user *e = &fdes[first + k];
+
+		unsafe_get_user(start, &e->func_start, efault);
+		unsafe_get_user(size32, &e->func_size, efault);
+		unsafe_get_user(off32, &e->fres_off, efault);
+		val[k].func = (unsigned long)e + le64_to_cpu(start);
+		val[k].size = le32_to_cpu(size32);
+		val[k].fres_off = le32_to_cpu(off32);
+	}
+	user_read_access_end();
+
+	this = &val[idx - first];
 	if (idx)
-		prev = &fde[0];
+		prev = &val[0];
 	if (idx + 1 < sec->nr_fdes)
 		next = this + 1;
-	at = sec->fdes + (unsigned long)idx * sizeof(*fde);
 
-	*func = sframe_fde_func(this, at);
-	*size = le32_to_cpu(this->func_size);
-	off = le32_to_cpu(this->fres_off);
-	if (*func > ip)		/* the index changed under us */
+	if (this->func > ip)	/* the index changed under us */
 		return -EINVAL;
-	if (prev) {
-		other = sframe_fde_func(prev, at - sizeof(*fde));
-		if (other > *func ||
-		    *func - other < le32_to_cpu(prev->func_size))
-			return -EINVAL;
-	}
-	if (ip - *func >= *size)
+	if (prev && (prev->func > this->func ||
+		     this->func - prev->func < prev->size))
+		return -EINVAL;
+	if (ip - this->func >= this->size)
 		return -ENOENT;
 
 	*fres_end = sec->fres_end;
 	if (next) {
-		other = sframe_fde_func(next, at + sizeof(*fde));
-		if (other < *func || other - *func < *size)
+		if (next->func < this->func ||
+		    next->func - this->func < this->size)
 			return -EINVAL;
-		next_off = le32_to_cpu(next->fres_off);
-		if (next_off > off && next_off < sec->fres_end - sec->fres)
-			*fres_end = sec->fres + next_off;
+		if (next->fres_off > this->fres_off && next->fres_off < fres_len)
+			*fres_end = sec->fres + next->fres_off;
 	}
-	if (off >= sec->fres_end - sec->fres)
+	if (this->fres_off >= fres_len)
 		return -EINVAL;
-	*fres_off = off;
+	*func = this->func;
+	*size = this->size;
+	*fres_off = this->fres_off;
 	return 0;
+
+efault:
+	user_read_access_end();
+	return -EFAULT;
 }
 
 /**
@@ -400,14 +437,14 @@ int sframe_find(const struct sframe_section *sec, unsigned long ip,
 		struct unwind_user_frame *frame)
 {
 	struct sframe_cursor cur = { };
-	struct sframe_fde_attr attr;
 	struct sframe_row row = { };
-	unsigned int addr_size, k, nr;
+	unsigned int addr_size, k, w, nr;
 	u32 size, start, prev = 0, limit, off;
+	u8 info, info2, rep_size;
 	unsigned long func;
+	const u8 *p;
 	u64 fres_off;
 	bool found = false;
-	u8 b[sizeof(u32) + 1];
 	int ret;
 
 	if (ip < sec->text_start || ip >= sec->text_end)
@@ -417,49 +454,54 @@ int sframe_find(const struct sframe_section *sec, unsigned long ip,
 		return ret;
 
 	cur.pos = sec->fres + fres_off;
-	ret = sframe_take(&cur, &attr, sizeof(attr));
-	if (ret)
+	p = sframe_take(&cur, sizeof(struct sframe_fde_attr), &ret);
+	if (!p)
 		return ret;
-	if (SFRAME_FDE_FRE_TYPE(attr.info) > SFRAME_FRE_TYPE_ADDR4)
+	nr = get_unaligned_le16(p);
+	info = p[offsetof(struct sframe_fde_attr, info)];
+	info2 = p[offsetof(struct sframe_fde_attr, info2)];
+	rep_size = p[offsetof(struct sframe_fde_attr, rep_size)];
+	if (SFRAME_FDE_FRE_TYPE(info) > SFRAME_FRE_TYPE_ADDR4)
 		return -EINVAL;
-	if (SFRAME_FDE_TYPE(attr.info2) > SFRAME_FDE_TYPE_FLEX)
+	if (SFRAME_FDE_TYPE(info2) > SFRAME_FDE_TYPE_FLEX)
 		return -EINVAL;
-	if (SFRAME_FDE_SIGNAL(attr.info))
+	if (SFRAME_FDE_SIGNAL(info))
 		return -EOPNOTSUPP;
 
 	off = ip - func;
 	limit = size;
-	if (SFRAME_FDE_PC_MASK(attr.info)) {
+	if (SFRAME_FDE_PC_MASK(info)) {
 		/* .plt: the same rows repeat every rep_size bytes. */
-		if (!attr.rep_size)
+		if (!rep_size)
 			return -EINVAL;
-		limit = attr.rep_size;
+		limit = rep_size;
 		off %= limit;
 	}
 
-	addr_size = 1 << SFRAME_FDE_FRE_TYPE(attr.info);
-	nr = le16_to_cpu(attr.nr_fres);
+	addr_size = 1 << SFRAME_FDE_FRE_TYPE(info);
 	for (k = 0; k < nr; k++) {
-		u8 info;
+		u8 fre_info;
 
-		ret = sframe_take(&cur, b, addr_size + 1);
-		if (ret)
+		p = sframe_take(&cur, addr_size + 1, &ret);
+		if (!p)
 			return ret;
-		start = sframe_uval(b, addr_size);
-		info = b[addr_size];
+		start = sframe_uval(p, addr_size);
+		fre_info = p[addr_size];
 		/* Rows start in increasing order inside the function. */
 		if ((k && start <= prev) || start >= limit)
 			return -EINVAL;
-		if (SFRAME_FRE_WORD_SIZE(info) > SFRAME_FRE_WORD_SIZE_4B)
+		if (SFRAME_FRE_WORD_SIZE(fre_info) > SFRAME_FRE_WORD_SIZE_4B)
 			return -EINVAL;
 		if (start > off)
 			break;
-		row.info = info;
-		row.nr = SFRAME_FRE_NR_WORDS(info);
-		row.size = 1 << SFRAME_FRE_WORD_SIZE(info);
-		ret = sframe_take(&cur, row.words, row.nr * row.size);
-		if (ret)
+		row.info = fre_info;
+		row.nr = SFRAME_FRE_NR_WORDS(fre_info);
+		row.size = 1 << SFRAME_FRE_WORD_SIZE(fre_info);
+		p = sframe_take(&cur, row.nr * row.size, &ret);
+		if (!p)
 			return ret;
+		for (w = 0; w < row.nr; w++)
+			row.raw[w] = sframe_uval(p + w * row.size, row.size);
 		found = true;
 		prev = start;
 	}
@@ -471,7 +513,7 @@ int sframe_find(const struct sframe_section *sec, unsigned long ip,
 		return SFRAME_OUTERMOST;
 
 	memset(frame, 0, sizeof(*frame));
-	if (SFRAME_FDE_TYPE(attr.info2) == SFRAME_FDE_TYPE_FLEX)
+	if (SFRAME_FDE_TYPE(info2) == SFRAME_FDE_TYPE_FLEX)
 		return sframe_flex_row(sec, &row, frame);
 	return sframe_default_row(sec, &row, frame);
 }

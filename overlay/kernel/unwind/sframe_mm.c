@@ -23,6 +23,7 @@
 #include <linux/elf.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/hash.h>
 #include <linux/mm.h>
 #include <linux/mmap_lock.h>
 #include <linux/percpu.h>
@@ -43,8 +44,12 @@
 /* The most program headers read from a file. */
 #define SFRAME_MAX_PHDRS	128
 
-/* The table of one mm: as many entries as fit in this many bytes. */
+/*
+ * The table of one mm: the rows of the return addresses met most recently,
+ * then as many sections as fit in this many bytes.
+ */
 #define SFRAME_MM_BYTES		SZ_8K
+#define SFRAME_MM_ROWS		128	/* a power of two */
 
 enum sframe_stat {
 	SFRAME_STAT_FRAMES,		/* frames found by SFrame */
@@ -56,6 +61,7 @@ enum sframe_stat {
 	SFRAME_STAT_PROBE_NS,		/* time spent reading them */
 	SFRAME_STAT_CACHE_HITS,
 	SFRAME_STAT_CACHE_EVICTIONS,
+	SFRAME_STAT_ROW_HITS,		/* rows reused without a lookup */
 	SFRAME_STAT_LOOKUP_MISSES,	/* IPs in a section's file it lacks */
 	SFRAME_STAT_BAD_ROWS,		/* lookups that found bad data */
 	SFRAME_STAT_UNSUPPORTED,	/* rows a walk cannot follow */
@@ -72,6 +78,7 @@ static const char * const sframe_stat_names[NR_SFRAME_STATS] = {
 	[SFRAME_STAT_PROBE_NS]		= "sframe_probe_ns",
 	[SFRAME_STAT_CACHE_HITS]	= "sframe_cache_hits",
 	[SFRAME_STAT_CACHE_EVICTIONS]	= "sframe_cache_evictions",
+	[SFRAME_STAT_ROW_HITS]		= "sframe_row_hits",
 	[SFRAME_STAT_LOOKUP_MISSES]	= "sframe_lookup_misses",
 	[SFRAME_STAT_BAD_ROWS]		= "sframe_bad_rows",
 	[SFRAME_STAT_UNSUPPORTED]	= "sframe_unsupported_rows",
@@ -106,12 +113,23 @@ struct sframe_entry {
 	struct sframe_section	sec;
 };
 
+/* The rule found for an IP, in a table indexed by a hash of the IP. */
+struct sframe_row_memo {
+	unsigned long			ip;	/* 0: the slot is free */
+	struct unwind_user_frame	frame;
+};
+
 struct sframe_mm {
-	spinlock_t		lock;		/* protects clock and entries */
+	spinlock_t		lock;		/* protects all below */
 	u64			clock;
 	unsigned int		nr;
+	struct sframe_row_memo	rows[SFRAME_MM_ROWS];
 	struct sframe_entry	entries[];
 };
+
+/* Room for the sections of a program, ld.so, libc and a dozen more. */
+static_assert(sizeof(struct sframe_mm) + 16 * sizeof(struct sframe_entry) <=
+	      SFRAME_MM_BYTES);
 
 /**
  * sframe_count_frame - count a frame a walk found
@@ -226,6 +244,46 @@ static void sframe_cache_put(struct sframe_mm *c, const struct sframe_key *key,
 	if (found)
 		e->sec = *sec;
 	e->last_used = ++c->clock;
+	/*
+	 * Rows are only used for IPs in a section a walk has just matched
+	 * against its VMA. A new entry may replace a mapping whose rows are
+	 * still here (a library unmapped, another mapped at its address):
+	 * forget them all. Entries are only added when a walk meets a
+	 * mapping for the first time, which is rare.
+	 */
+	memset(c->rows, 0, sizeof(c->rows));
+	spin_unlock(&c->lock);
+}
+
+static struct sframe_row_memo *sframe_row_slot(struct sframe_mm *c,
+					       unsigned long ip)
+{
+	return &c->rows[hash_long(ip, ilog2(SFRAME_MM_ROWS))];
+}
+
+/* The rule for @ip if the mm found it recently, in a section still valid. */
+static bool sframe_row_get(struct sframe_mm *c, unsigned long ip,
+			   struct unwind_user_frame *frame)
+{
+	struct sframe_row_memo *r = sframe_row_slot(c, ip);
+	bool hit;
+
+	spin_lock(&c->lock);
+	hit = r->ip == ip;
+	if (hit)
+		*frame = r->frame;
+	spin_unlock(&c->lock);
+	return hit;
+}
+
+static void sframe_row_put(struct sframe_mm *c, unsigned long ip,
+			   const struct unwind_user_frame *frame)
+{
+	struct sframe_row_memo *r = sframe_row_slot(c, ip);
+
+	spin_lock(&c->lock);
+	r->ip = ip;
+	r->frame = *frame;
 	spin_unlock(&c->lock);
 }
 
@@ -406,10 +464,15 @@ int sframe_state_find(struct unwind_user_state *state, unsigned long ip,
 {
 	struct sframe_section *sec = &state->sframe;
 	unsigned long start, end;
+	struct sframe_mm *c;
 	int ret;
 
 	if (ip >= state->nosframe_start && ip < state->nosframe_end)
 		return -ENOENT;
+	if (state->sframe_memo_ip && ip == state->sframe_memo_ip) {
+		*frame = state->sframe_memo;
+		return 0;
+	}
 	if (ip < sec->text_start || ip >= sec->text_end) {
 		ret = sframe_mm_lookup(ip, sec, &start, &end);
 		if (ret) {
@@ -423,8 +486,21 @@ int sframe_state_find(struct unwind_user_state *state, unsigned long ip,
 		}
 	}
 
-	ret = sframe_find(sec, ip, frame);
+	/* A section was found, so the table is set up. */
+	c = smp_load_acquire(&current->mm->sframe_cache);
+	if (ip && sframe_row_get(c, ip, frame)) {
+		sframe_stat_add(SFRAME_STAT_ROW_HITS, 1);
+		ret = 0;
+	} else {
+		ret = sframe_find(sec, ip, frame);
+		if (!ret && ip)
+			sframe_row_put(c, ip, frame);
+	}
 	switch (ret) {
+	case 0:
+		state->sframe_memo_ip = ip;
+		state->sframe_memo = *frame;
+		break;
 	case -ENOENT:
 		sframe_stat_add(SFRAME_STAT_LOOKUP_MISSES, 1);
 		break;
