@@ -31,6 +31,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -96,6 +97,29 @@ static __attribute__((noipa)) long descend(int depth)
 	asm volatile("" ::: "memory");	/* not a tail call */
 	return ret;
 }
+
+/*
+ * The same depth through four functions in turn, each with its own frame
+ * size, so that no two frames in a row share a return address: the walk
+ * bench's worst case for an unwinder that looks each frame up.
+ */
+static long hop0(int depth);
+
+#define HOP(name, next, bytes)						\
+static __attribute__((noipa)) long name(int depth)			\
+{									\
+	volatile char pad[bytes];					\
+	long ret;							\
+									\
+	pad[0] = (char)depth;						\
+	ret = depth > 1 ? next(depth - 1) : syscall(__NR_getppid);	\
+	asm volatile("" ::: "memory");	/* not a tail call */		\
+	return ret + pad[0];						\
+}
+HOP(hop3, hop0, 200)
+HOP(hop2, hop3, 56)
+HOP(hop1, hop2, 1000)
+HOP(hop0, hop1, 8)
 
 enum mode { NONE, CLASSIC, DEFERRED };
 static const char * const mode_name[] = { "none", "classic", "deferred" };
@@ -873,28 +897,42 @@ out:
 	return found;
 }
 
+#define WALK_CASES	8
+
 static void bench_walk(void)
 {
-	static const int depths[] = { 8, 32, 128, 256, 500 };
+	/* One function recursing, then four functions in turn. */
+	static const struct {
+		int depth;
+		long (*fn)(int depth);
+		const char *name;
+	} cases[WALK_CASES] = {
+		{ 8, descend, "depth=8" }, { 32, descend, "depth=32" },
+		{ 128, descend, "depth=128" }, { 256, descend, "depth=256" },
+		{ 500, descend, "depth=500" },
+		{ 8, hop0, "depth=8,4 functions" },
+		{ 32, hop0, "depth=32,4 functions" },
+		{ 128, hop0, "depth=128,4 functions" },
+	};
 	int iters = smoke ? 20 : 100, rounds = smoke ? 1 : WALK_ROUNDS;
-	double per_frame[5][WALK_ROUNDS], frames[5] = { }, by_table[5] = { };
+	double per_frame[WALK_CASES][WALK_ROUNDS], frames[WALK_CASES] = { };
+	double by_table[WALK_CASES] = { };
 	const char *mode = self_has_sframe() ? "sframe" : "deferred";
 	long ns0, fr0, w0, sf0;
 	struct events ev;
 	int di, i, r;
-	char name[32];
 	struct tally t;
 
 	events_open(&ev, DEFERRED, 1, 256);
 	for (r = 0; r < rounds; r++) {
-		for (di = 0; di < 5; di++) {
+		for (di = 0; di < WALK_CASES; di++) {
 			ns0 = read_long(COUNTERS, "walk_ns");
 			fr0 = read_long(COUNTERS, "frames");
 			w0 = read_long(COUNTERS, "walks");
 			sf0 = read_long(COUNTERS, "sframe_frames");
 			events_enable(&ev, 1);
 			for (i = 0; i < iters; i++)
-				descend(depths[di]);
+				cases[di].fn(cases[di].depth);
 			events_enable(&ev, 0);
 			tally(&ev, &t);	/* empty the buffer */
 			per_frame[di][r] = (double)(read_long(COUNTERS, "walk_ns") - ns0) /
@@ -907,13 +945,167 @@ static void bench_walk(void)
 		}
 	}
 	events_close(&ev);
-	for (di = 0; di < 5; di++) {
-		snprintf(name, sizeof(name), "depth=%d", depths[di]);
+	for (di = 0; di < WALK_CASES; di++) {
+		const char *name = cases[di].name;
+
 		qsort(per_frame[di], rounds, sizeof(double), cmp_double);
 		emit("walk", name, mode, "ns_per_frame", per_frame[di][rounds / 2]);
 		emit("walk", name, mode, "frames_per_walk", frames[di]);
 		emit("walk", name, mode, "sframe_share", by_table[di]);
 	}
+}
+
+/*
+ * What finding SFrame tables costs (the SFrame build only). A new process's
+ * first walk reads the headers of each file it meets (the program, libc,
+ * ld.so, the vDSO): its walk time against its second walk's, the files it
+ * probed, and the time per file, which is also what a library seen for the
+ * first time costs. Then the kernel memory a process that found its tables
+ * holds: SUnreclaim with many processes alive that walked once, against as
+ * many that never walked.
+ */
+#define DISC_PROCS	31
+#define DISC_MEM_PROCS	200
+
+struct disc {
+	double first_ns, warm_ns, files, probe_ns;
+};
+
+static void disc_child(int fd)
+{
+	static const char * const keys[] = {
+		"walk_ns", "sframe_files_probed", "sframe_probe_ns",
+	};
+	long c[3][3];
+	struct events ev;
+	struct disc d;
+	int w, k;
+
+	events_open(&ev, DEFERRED, 1, 16);
+	for (w = 0; w < 3; w++) {
+		for (k = 0; k < 3; k++)
+			c[w][k] = read_long(COUNTERS, keys[k]);
+		if (w == 2)
+			break;
+		events_enable(&ev, 1);
+		descend(8);
+		events_enable(&ev, 0);
+	}
+	d.first_ns = c[1][0] - c[0][0];
+	d.warm_ns = c[2][0] - c[1][0];
+	d.files = c[1][1] - c[0][1];
+	d.probe_ns = c[1][2] - c[0][2];
+	if (write(fd, &d, sizeof(d)) != sizeof(d))
+		_exit(1);
+	_exit(0);
+}
+
+/* Run @fn(@arg) in a child process; wait for it; it must succeed. */
+static void run_child(void (*fn)(int), int arg)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		die("fork");
+	if (!pid)
+		fn(arg);
+	if (waitpid(pid, &st, 0) < 0 || st)
+		die("a discovery child failed");
+}
+
+/* Children say they are ready on the first pipe and wait for the second. */
+static int mem_ready[2], mem_go[2];
+
+static void disc_mem_child(int walk)
+{
+	struct events ev;
+	char c;
+
+	close(mem_go[1]);
+	/* Both passes hold an event: only the walk differs. */
+	events_open(&ev, DEFERRED, 1, 16);
+	if (walk) {
+		events_enable(&ev, 1);
+		descend(8);
+		events_enable(&ev, 0);
+	}
+	if (write(mem_ready[1], "r", 1) != 1 || read(mem_go[0], &c, 1) < 0)
+		_exit(1);
+	_exit(0);
+}
+
+static void bench_discovery(void)
+{
+	double first[DISC_PROCS], warm[DISC_PROCS], per_file[DISC_PROCS];
+	int n = smoke ? 3 : DISC_PROCS, m = smoke ? 20 : DISC_MEM_PROCS;
+	int i, pass, fd[2];
+	long slab[2];
+	double files = 0;
+	char name[32], c;
+	struct disc d;
+
+	if (!self_has_sframe())
+		goto memory;
+	if (pipe(fd))
+		die("pipe");
+	for (i = 0; i < n; i++) {
+		run_child(disc_child, fd[1]);
+		if (read(fd[0], &d, sizeof(d)) != sizeof(d))
+			die("reading a discovery child's figures");
+		first[i] = d.first_ns / 1000;
+		warm[i] = d.warm_ns / 1000;
+		per_file[i] = d.files ? d.probe_ns / d.files / 1000 : 0;
+		files = d.files;
+	}
+	close(fd[0]);
+	close(fd[1]);
+	qsort(first, n, sizeof(double), cmp_double);
+	qsort(warm, n, sizeof(double), cmp_double);
+	qsort(per_file, n, sizeof(double), cmp_double);
+	emit("discovery", "new process,depth=8", "sframe", "first_walk_us", first[n / 2]);
+	emit("discovery", "new process,depth=8", "sframe", "second_walk_us", warm[n / 2]);
+	emit("discovery", "new process,depth=8", "sframe", "files_probed", files);
+	emit("discovery", "a file seen first", "sframe", "probe_us_per_file",
+	     per_file[n / 2]);
+
+memory:
+	/*
+	 * Pass 0: processes that never walk; pass 1: each walked once. The
+	 * build without a table gives what deferral itself holds per process
+	 * (the task's unwind cache); the difference is the SFrame table's.
+	 */
+	for (pass = 0; pass < 2; pass++) {
+		if (pipe(mem_ready) || pipe(mem_go))
+			die("pipe");
+		for (i = 0; i < m; i++) {
+			pid_t pid = fork();
+
+			if (pid < 0)
+				die("fork");
+			if (!pid)
+				disc_mem_child(pass);
+		}
+		for (i = 0; i < m; i++)
+			if (read(mem_ready[0], &c, 1) != 1)
+				die("a memory child failed");
+		slab[pass] = read_long("/proc/meminfo", "SUnreclaim");
+		close(mem_go[1]);	/* all go */
+		while (wait(NULL) > 0)
+			;
+		close(mem_go[0]);
+		close(mem_ready[0]);
+		close(mem_ready[1]);
+	}
+	snprintf(name, sizeof(name), "processes=%d", m);
+	emit("discovery", name, self_has_sframe() ? "sframe" : "deferred",
+	     "slab_bytes_per_process", (slab[1] - slab[0]) * 1024.0 / m);
+	if (!self_has_sframe())
+		return;
+	emit("discovery", "per process", "sframe", "table_bytes",
+	     read_long(COUNTERS, "sframe_mm_bytes"));
+	emit("discovery", "per process", "sframe", "table_entries",
+	     read_long(COUNTERS, "sframe_mm_entries"));
 }
 
 /* Threads that each unwound once, and the slab memory that costs. */
@@ -987,7 +1179,8 @@ int main(int argc, char **argv)
 		{ "bytes", bench_bytes }, { "lost", bench_lost },
 		{ "cost", bench_cost }, { "irqcost", bench_irqcost },
 		{ "complete", bench_complete },
-		{ "walk", bench_walk }, { "memory", bench_memory },
+		{ "walk", bench_walk }, { "discovery", bench_discovery },
+		{ "memory", bench_memory },
 	};
 	int i, j, ran = 0;
 	FILE *f;
@@ -1011,7 +1204,7 @@ int main(int argc, char **argv)
 		ran++;
 	}
 	if (!ran) {
-		fprintf(stderr, "usage: deferred_bench [--smoke] [bytes|lost|cost|irqcost|overflow|complete|walk|memory]...\n");
+		fprintf(stderr, "usage: deferred_bench [--smoke] [bytes|lost|cost|irqcost|overflow|complete|walk|discovery|memory]...\n");
 		return 2;
 	}
 	return 0;
