@@ -42,9 +42,9 @@
  * Meanwhile every other walker dlopens one of 80 copies of a library for
  * every chain and dlcloses it after (the others every 64 chains):
  * libraries come and go, often at the address of the one before, and the
- * kernel's table (72 mappings per mm) fills, evicts and misses under the
- * walks.  One more thread maps, moves (mremap) and unmaps anonymous memory
- * and copies of the libraries.
+ * kernel's per-mm table of sections (sframe_mm_entries mappings) fills,
+ * evicts and misses under the walks.  One more thread maps, moves
+ * (mremap) and unmaps anonymous memory and copies of the libraries.
  *
  * Also checked at the end: each walker's books (every deferred sample has
  * its record, see ledger.h), the deferral core's counters (counters.h),
