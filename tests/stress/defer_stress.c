@@ -1068,32 +1068,22 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
+	struct wl_options o = {
+		.seconds = seconds, .threads = nr_threads, .period_ns = period_ns,
+	};
 	const struct scenario *run[NR_SCENARIOS];
-	int nr_run = 0, failed = 0, opt, i;
+	int nr_run = 0, failed = 0, i;
 	size_t j;
 
 	if (argc == 2 && !strcmp(argv[1], "--leaf"))
 		return leaf_main();
 
-	seed = time(NULL) ^ getpid();
-	while ((opt = getopt(argc, argv, "t:s:T:p:h")) != -1) {
-		switch (opt) {
-		case 't':
-			seconds = atoi(optarg);
-			break;
-		case 's':
-			seed = strtoull(optarg, NULL, 0);
-			break;
-		case 'T':
-			nr_threads = atoi(optarg);
-			break;
-		case 'p':
-			period_ns = strtoull(optarg, NULL, 0);
-			break;
-		default:
-			usage();
-		}
-	}
+	if (wl_options(argc, argv, &o) < 0)
+		usage();
+	seconds = o.seconds;
+	nr_threads = o.threads;
+	seed = o.seed;
+	period_ns = o.period_ns;
 	if (seconds < 1 || nr_threads < 1 || nr_threads > WL_MAX_THREADS / 2 ||
 	    period_ns < 10000)
 		usage();

@@ -815,34 +815,24 @@ static const char *sframe_books(const struct totals *t,
 int main(int argc, char **argv)
 {
 	unsigned long long sf0[NR_SF], sf1[NR_SF], sf[NR_SF];
+	struct wl_options o = {
+		.seconds = seconds, .threads = nr_walkers, .period_ns = period_ns,
+	};
 	struct counters before, after;
 	char dir[] = "/tmp/sframe_stress.XXXXXX", buf[256];
 	const char *why = NULL, *books;
 	struct totals t;
 	double t0, end;
-	int opt, status, i;
+	int status, i;
 	pid_t pid;
 
-	seed = time(NULL) ^ getpid();
-	while ((opt = getopt(argc, argv, "t:s:T:p:h")) != -1) {
-		switch (opt) {
-		case 't':
-			seconds = atoi(optarg);
-			break;
-		case 's':
-			seed = strtoull(optarg, NULL, 0);
-			break;
-		case 'T':
-			nr_walkers = atoi(optarg);
-			break;
-		case 'p':
-			period_ns = strtoull(optarg, NULL, 0);
-			break;
-		default:
-			bad_usage();
-		}
-	}
-	if (optind != argc || seconds < 1 || nr_walkers < 2 ||
+	if (wl_options(argc, argv, &o) != argc)
+		bad_usage();
+	seconds = o.seconds;
+	nr_walkers = o.threads;
+	seed = o.seed;
+	period_ns = o.period_ns;
+	if (seconds < 1 || nr_walkers < 2 ||
 	    nr_walkers > MAX_WALKERS || period_ns < 10000)
 		bad_usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -48,6 +48,32 @@ struct wl_shared *wl_shared_new(void)
 	return sh;
 }
 
+int wl_options(int argc, char **argv, struct wl_options *o)
+{
+	int opt;
+
+	o->seed = time(NULL) ^ getpid();
+	while ((opt = getopt(argc, argv, "t:s:T:p:")) != -1) {
+		switch (opt) {
+		case 't':
+			o->seconds = atoi(optarg);
+			break;
+		case 's':
+			o->seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'T':
+			o->threads = atoi(optarg);
+			break;
+		case 'p':
+			o->period_ns = strtoull(optarg, NULL, 0);
+			break;
+		default:
+			return -1;
+		}
+	}
+	return optind;
+}
+
 void wl_usleep(long us)
 {
 	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };

@@ -54,4 +54,19 @@ int wl_leaf_calls(struct wl_shared *sh, enum wl_mode mode, unsigned int n);
 /* Sleep @us microseconds. */
 void wl_usleep(long us);
 
+/* The options of the stress programs. */
+struct wl_options {
+	int seconds;			/* -t */
+	int threads;			/* -T */
+	unsigned long long seed;	/* -s; by default from the time and pid */
+	unsigned long long period_ns;	/* -p */
+};
+
+/*
+ * Parse -t SECONDS -s SEED -T THREADS -p PERIOD_NS into @o, which holds
+ * the other defaults; returns the index of the first argument that is not
+ * an option, or -1 on an unknown option.
+ */
+int wl_options(int argc, char **argv, struct wl_options *o);
+
 #endif
