@@ -44,10 +44,10 @@
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
+#include "ctl.h"
 #include "sframe_lib.h"
 #include "sframe_probe.h"
 
-#define COUNTERS_PATH	"/sys/kernel/debug/unwind_deferred/counters"
 #define RB_PAGES	64
 #define MAX_POINTS	128
 #define MAX_RECS	4096
@@ -220,24 +220,6 @@ static int chain_want(const struct probe_chain *c, unsigned long addr,
 	return n;
 }
 
-static long long counter(const char *name)
-{
-	char key[64];
-	long long val;
-	FILE *f = fopen(COUNTERS_PATH, "r");
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %lld", key, &val) == 2) {
-		if (!strcmp(key, name)) {
-			fclose(f);
-			return val;
-		}
-	}
-	fclose(f);
-	return -1;
-}
-
 static long pmu_type(const char *name)
 {
 	char path[128];
@@ -253,6 +235,16 @@ static long pmu_type(const char *name)
 		type = -1;
 	fclose(f);
 	return type;
+}
+
+/* Why the kernel cannot run these tests, or NULL when it can. */
+static const char *probe_missing(void)
+{
+	if (counter("sframe_frames") < 0)
+		return "the kernel has no SFrame unwinder (CONFIG_UNWIND_USER_SFRAME)";
+	if (pmu_type("uprobe") < 0)
+		return "no uprobe PMU";
+	return NULL;
 }
 
 /* The offset of @addr in the file mapped there, for a uprobe; or -1. */
@@ -754,11 +746,11 @@ FIXTURE(probe) {
 
 FIXTURE_SETUP(probe)
 {
+	const char *missing = probe_missing();
+
 	self->s = NULL;
-	if (counter("sframe_frames") < 0)
-		SKIP(return, "the kernel has no SFrame unwinder (CONFIG_UNWIND_USER_SFRAME)");
-	if (pmu_type("uprobe") < 0)
-		SKIP(return, "no uprobe PMU");
+	if (missing)
+		SKIP(return, "%s", missing);
 	self->s = session_open(_metadata);
 	self->c.a = 11;
 	self->c.b = 29;
@@ -1011,10 +1003,10 @@ FIXTURE_VARIANT_ADD(exec, twin) { true };
 
 FIXTURE_SETUP(exec)
 {
-	if (counter("sframe_frames") < 0)
-		SKIP(return, "the kernel has no SFrame unwinder (CONFIG_UNWIND_USER_SFRAME)");
-	if (pmu_type("uprobe") < 0)
-		SKIP(return, "no uprobe PMU");
+	const char *missing = probe_missing();
+
+	if (missing)
+		SKIP(return, "%s", missing);
 }
 
 FIXTURE_TEARDOWN(exec)
@@ -1080,11 +1072,11 @@ FIXTURE_VARIANT_ADD(kernel_half_ra, frame_pointer_kernel_text) {
 
 FIXTURE_SETUP(kernel_half_ra)
 {
+	const char *missing = probe_missing();
+
 	self->s = NULL;
-	if (counter("sframe_frames") < 0)
-		SKIP(return, "the kernel has no SFrame unwinder (CONFIG_UNWIND_USER_SFRAME)");
-	if (pmu_type("uprobe") < 0)
-		SKIP(return, "no uprobe PMU");
+	if (missing)
+		SKIP(return, "%s", missing);
 	self->s = session_open(_metadata);
 	self->c.inner = bad_ra_call;
 	self->c.bad_fn = variant->fn;
