@@ -6,8 +6,12 @@
                            with --call-graph fp,defer and check what perf
                            script, report and inject make of it
     perf_e2e.py fallback   on a kernel without deferral (the host): perf says
-                           so once and records classic callchains
+                           so once and records classic callchains, and
+                           refuses --call-graph sframe
     perf_e2e.py TEST...    only the named guest tests
+
+The sframe tests record build/perf-tests/sframe_syscalls, built without
+frame pointers and with SFrame tables (tests/perf/sframe_syscalls.c).
 
 Each test prints "ok N name" or "not ok N name" with '#' lines saying what
 was wrong.  Paths come from the repository layout: build/perf/perf (ours),
@@ -25,6 +29,9 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 PERF = os.path.join(ROOT, 'build', 'perf', 'perf')
 BASE_PERF = os.path.join(ROOT, 'build', 'perf-base', 'perf')
 WORKLOAD = os.path.join(ROOT, 'build', 'perf-tests', 'deep_syscalls')
+SFRAME_WORKLOAD = os.path.join(ROOT, 'build', 'perf-tests', 'sframe_syscalls')
+METHODS = '/sys/kernel/unwind_user/methods'
+NO_SFRAME = 'use --call-graph dwarf'
 
 DEPTH = 12
 
@@ -118,6 +125,44 @@ def stats(data, perf=PERF):
         if m and m.group(1) not in counts:
             counts[m.group(1)] = int(m.group(2))
     return counts
+
+
+def sframe_chain(depth):
+    """sframe_syscalls' user frames, from leaf out to main.
+
+    Levels take turns by level % 3; a library step calls step_plain."""
+    lib_a, lib_b = [at if at < depth - 2 else -1 for at in (depth // 3, 2 * depth // 3)]
+    names = []
+    for level in range(depth - 2, -1, -1):
+        if level == lib_a:
+            names.append('sframe_lib_a_step')
+        elif level == lib_b:
+            names.append('sframe_lib_b_step')
+        elif level - 1 in (lib_a, lib_b):
+            names.append('step_plain')
+        else:
+            names.append(('step_plain', 'step_array', 'step_alloca')[level % 3])
+    return ['leaf'] + names + ['serve', 'main']
+
+
+def sframe_expected(report):
+    """The user IP and return addresses sframe_syscalls -r wrote."""
+    fields = dict(line.split(None, 1) for line in open(report) if line.strip())
+    return (int(fields['syscall_ret'], 16),
+            [int(a, 16) for a in fields['chain'].split()])
+
+
+def need_sframe():
+    if not os.access(SFRAME_WORKLOAD, os.X_OK):
+        raise Skipped('%s is not built (harness/perf with the SFrame toolchain)' %
+                      SFRAME_WORKLOAD)
+    try:
+        methods = open(METHODS).read().split()
+    except OSError:
+        methods = []
+    if 'sframe' not in methods:
+        raise Skipped('this kernel does not walk SFrame tables (%s: %s)' %
+                      (METHODS, ' '.join(methods) or 'missing'))
 
 
 def user_part(frames):
@@ -476,6 +521,107 @@ class Tests:
         if 'defer-hold-size' not in err:
             raise Failed('perf did not say why samples lost their user part: %s' % err[-300:])
 
+    def test_sframe_records_what_fp_defer_records(self):
+        """--call-graph sframe sets the bits of fp,defer; bad depths are refused."""
+        need_sframe()
+        data = self.path('sframe-attr.data')
+        run([PERF, 'record', '-q', '-o', data, '-e', 'cpu-clock', '--call-graph', 'sframe',
+             '--', SFRAME_WORKLOAD, '-n', '1'])
+        attrs = run([PERF, 'evlist', '-v', '-i', data])[0]
+        if 'defer_callchain: 1' not in attrs or 'defer_output: 1' not in attrs:
+            raise Failed('--call-graph sframe: no defer_callchain/defer_output in %s' %
+                         attrs.strip())
+        for bad, msg in (('sframe,deep', "sframe takes a stack depth, not 'deep'"),
+                         ('sframe,8,16', 'sframe takes one stack depth')):
+            err = run([PERF, 'record', '-o', self.path('bad.data'), '--call-graph', bad,
+                       '--', SFRAME_WORKLOAD, '-n', '1'], check=False)[1]
+            if msg not in err:
+                raise Failed('--call-graph %s was not refused clearly: %s' % (bad, err[-300:]))
+
+    def test_sframe_samples_match_the_programs_own_return_addresses(self):
+        """Every getppid(2) sample's user part, address by address, is the
+        chain the program recorded: IP, leaf, 33 steps (two in libraries),
+        serve; what fp gets on the same program is printed beside it."""
+        need_sframe()
+        depth, calls = 35, 200
+        got = {}
+        for mode in ('sframe', 'fp'):
+            data, rep = self.path('sf-tp-%s.data' % mode), self.path('sf-tp-%s.txt' % mode)
+            run([PERF, 'record', '-q', '-o', data, '-e', 'syscalls:sys_enter_getppid',
+                 '-c', '1', '--call-graph', mode, '--', SFRAME_WORKLOAD, '-d', str(depth),
+                 '-n', str(calls), '-s', 'getppid', '-r', rep])
+            ip, chain = sframe_expected(rep)
+            items, _ = script(data, '--no-inline')
+            samples = [it for it in items if 'record' not in it]
+            good = 0
+            for it in samples:
+                user = [a for a, _ in it['frames'] if a < KERNEL_MIN]
+                if user[:len(chain) + 1] == [ip] + chain:
+                    good += 1
+                elif mode == 'sframe':
+                    raise Failed('%s: user part %s, expected %s' %
+                                 (it['head'], ' '.join('%x' % a for a in user),
+                                  ' '.join('%x' % a for a in [ip] + chain)))
+            got[mode] = (good, len(samples))
+        print('# sframe: %d of %d samples have every return address; fp: %d of %d' %
+              (got['sframe'] + got['fp']))
+        if got['sframe'][1] != calls:
+            raise Failed('%d getppid samples, expected %d' % (got['sframe'][1], calls))
+
+    def test_sframe_chains_cross_needed_and_dlopened_libraries(self):
+        """cpu-clock samples in read(2): script, report -g folded and inject
+        --merge-callchains show leaf .. the libraries' steps .. main."""
+        need_sframe()
+        depth = 20
+        want = sframe_chain(depth)
+        data, merged = self.path('sf-cpu.data'), self.path('sf-cpu-merged.data')
+        run([PERF, 'record', '-q', '-o', data, '-e', 'cpu-clock', '-c', '50000',
+             '--call-graph', 'sframe', '--', SFRAME_WORKLOAD, '-d', str(depth),
+             '-n', '150', '-b', '262144'])
+        for f in (data, merged):
+            if f == merged:
+                run([PERF, 'inject', '--merge-callchains', '-i', data, '-o', merged])
+            items, _ = script(f, '--no-inline')
+            # read(2)s of the workload's loop (not ld.so's, at start)
+            reads = [it for it in items if 'record' not in it and
+                     'ksys_read' in user_part(it['frames'])[1] and
+                     user_part(it['frames'])[0][:1] == ['leaf']]
+            if len(reads) < 10:
+                raise Failed('%s: only %d samples in read(2)' % (f, len(reads)))
+            for it in reads:
+                check_chain(it, it['head'], chain=want)
+        folded = run([PERF, 'report', '-i', data, '--stdio', '--no-children', '--no-inline',
+                      '-g', 'folded,0,caller,count'])[0]
+        line = ';'.join(reversed(want))
+        if line not in folded:
+            raise Failed('perf report -g folded has no %s' % line)
+        print('# %d samples in read(2) with all %d user frames, in both files' %
+              (len(reads), len(want)))
+
+    def test_sframe_refused_without_an_sframe_unwinder(self):
+        """A kernel that defers but does not list sframe (the methods file
+        replaced in a private mount namespace): one line naming dwarf, no
+        file written."""
+        need_sframe()
+        fake = self.path('methods')
+        with open(fake, 'w') as f:
+            f.write('fp\n')
+        data = self.path('refused.data')
+        p = subprocess.run(['unshare', '-m', 'sh', '-c',
+                            'mount --bind "$1" %s && exec "$2" record -q -o "$3" '
+                            '--call-graph sframe -e cpu-clock -- "$4" -n 1' % METHODS,
+                            'sh', fake, PERF, data, SFRAME_WORKLOAD],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           errors='replace', timeout=120)
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        if p.returncode == 0:
+            raise Failed('perf record succeeded: %s' % p.stderr.strip()[-300:])
+        if len(lines) != 1 or NO_SFRAME not in lines[0] or 'SFrame' not in lines[0]:
+            raise Failed('expected one line naming --call-graph dwarf, got: %s' %
+                         p.stderr.strip()[-400:])
+        if os.path.exists(data):
+            raise Failed('the refused recording wrote %s' % data)
+
     def test_perf_data_sizes(self):
         """Not a size assertion: the bytes each mode wrote, for the record."""
         self.deferred_file()
@@ -510,6 +656,17 @@ def fallback():
             chains = [it for it in items if 'read_block' in [s for _, s in it['frames']]]
             if not chains:
                 raise Failed('no classic user chain reaches read_block')
+            # --call-graph sframe is refused, with the alternative, and
+            # writes nothing
+            data = os.path.join(tmp, 's.data')
+            p = subprocess.run([PERF, 'record', '-o', data, '--call-graph', 'sframe',
+                                '--', WORKLOAD, '-n', '1'], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, errors='replace')
+            lines = [l for l in p.stderr.splitlines() if l.strip()]
+            if p.returncode == 0 or len(lines) != 1 or NO_SFRAME not in lines[0]:
+                raise Failed('--call-graph sframe: exit %d, %s' % (p.returncode, p.stderr))
+            if os.path.exists(data):
+                raise Failed('the refused --call-graph sframe recording wrote %s' % data)
             print('ok 1 %s' % name)
         except Skipped as e:
             print('ok 1 %s # SKIP %s' % (name, e))
