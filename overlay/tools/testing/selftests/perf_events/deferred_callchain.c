@@ -33,6 +33,7 @@
 
 #include "../kselftest_harness.h"
 #include "../unwind/chain.h"
+#include "../unwind/perf_helpers.h"
 
 #define RB_PAGES	64
 #define WAIT_MS		2000
@@ -134,18 +135,6 @@ static void rb_unmap(struct rb *rb)
 	rb->pg = NULL;
 }
 
-static void rb_copy(const struct rb *rb, __u64 off, void *dst, size_t len)
-{
-	size_t at = off % rb->size, first = rb->size - at;
-
-	if (first >= len) {
-		memcpy(dst, rb->data + at, len);
-	} else {
-		memcpy(dst, rb->data + at, first);
-		memcpy((char *)dst + first, rb->data, len - first);
-	}
-}
-
 /* Move every complete record out of the ring buffer into @recs. */
 static void rb_drain(struct rb *rb, struct recs *recs)
 {
@@ -154,13 +143,13 @@ static void rb_drain(struct rb *rb, struct recs *recs)
 	struct perf_event_header h;
 
 	while (tail < head && recs->n < MAX_RECS) {
-		rb_copy(rb, tail, &h, sizeof(h));
+		ring_copy(rb->data, rb->size, tail, &h, sizeof(h));
 		if (!h.size)
 			break;
 		recs->r[recs->n] = malloc(h.size);
 		if (!recs->r[recs->n])
 			break;
-		rb_copy(rb, tail, recs->r[recs->n], h.size);
+		ring_copy(rb->data, rb->size, tail, recs->r[recs->n], h.size);
 		recs->n++;
 		tail += h.size;
 	}
@@ -457,44 +446,6 @@ static __attribute__((noipa)) void leaf_probed(struct chain *c)
 	c->leaf_ra = (unsigned long)__builtin_return_address(0);
 	c->ntop = 1;	/* the IP at the sample: not known, not compared */
 	asm volatile("" ::: "memory");
-}
-
-/* The offset of @addr in the file mapped there, for a uprobe. */
-static long file_offset(unsigned long addr)
-{
-	unsigned long start, end, pgoff;
-	char line[512], perm[8];
-	long off = -1;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx %7s %lx", &start, &end, perm, &pgoff) != 4)
-			continue;
-		if (addr >= start && addr < end) {
-			off = addr - start + pgoff;
-			break;
-		}
-	}
-	fclose(f);
-	return off;
-}
-
-static long pmu_type(const char *name)
-{
-	char path[128];
-	long type = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &type) != 1)
-		type = -1;
-	fclose(f);
-	return type;
 }
 
 /* The bit of @field in a PMU's config ("config:N" in its format), or -1. */

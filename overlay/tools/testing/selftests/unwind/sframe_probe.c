@@ -45,6 +45,7 @@
 
 #include "../kselftest_harness.h"
 #include "ctl.h"
+#include "perf_helpers.h"
 #include "sframe_lib.h"
 #include "sframe_probe.h"
 
@@ -220,23 +221,6 @@ static int chain_want(const struct probe_chain *c, unsigned long addr,
 	return n;
 }
 
-static long pmu_type(const char *name)
-{
-	char path[128];
-	long type = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type",
-		 name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &type) != 1)
-		type = -1;
-	fclose(f);
-	return type;
-}
-
 /* Why the kernel cannot run these tests, or NULL when it can. */
 static const char *probe_missing(void)
 {
@@ -245,29 +229,6 @@ static const char *probe_missing(void)
 	if (pmu_type("uprobe") < 0)
 		return "no uprobe PMU";
 	return NULL;
-}
-
-/* The offset of @addr in the file mapped there, for a uprobe; or -1. */
-static long file_offset(unsigned long addr)
-{
-	unsigned long start, end, pgoff;
-	char line[512], perm[8];
-	long off = -1;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx %7s %lx", &start, &end, perm,
-			   &pgoff) != 4)
-			continue;
-		if (addr >= start && addr < end) {
-			off = addr - start + pgoff;
-			break;
-		}
-	}
-	fclose(f);
-	return off;
 }
 
 /* The program's own path, and the path of @name next to it. */
@@ -425,18 +386,6 @@ static void session_add(struct __test_metadata *_metadata, struct session *s,
 	s->nr++;
 }
 
-static void rb_copy(const struct session *s, __u64 off, void *dst, size_t len)
-{
-	size_t at = off % s->size, first = s->size - at;
-
-	if (first >= len) {
-		memcpy(dst, s->data + at, len);
-	} else {
-		memcpy(dst, s->data + at, first);
-		memcpy((char *)dst + first, s->data, len - first);
-	}
-}
-
 /* Move every record out of the ring buffer. */
 static void session_drain(struct __test_metadata *_metadata, struct session *s)
 {
@@ -445,12 +394,12 @@ static void session_drain(struct __test_metadata *_metadata, struct session *s)
 	struct perf_event_header h;
 
 	while (tail < head) {
-		rb_copy(s, tail, &h, sizeof(h));
+		ring_copy(s->data, s->size, tail, &h, sizeof(h));
 		ASSERT_LE(sizeof(h), h.size) TH_LOG("a record of size %u", h.size);
 		ASSERT_GT(MAX_RECS, s->nrecs) TH_LOG("more than %d records", MAX_RECS);
 		s->recs[s->nrecs] = malloc(h.size);
 		ASSERT_NE(NULL, s->recs[s->nrecs]);
-		rb_copy(s, tail, s->recs[s->nrecs], h.size);
+		ring_copy(s->data, s->size, tail, s->recs[s->nrecs], h.size);
 		s->lost += h.type == PERF_RECORD_LOST;
 		s->nrecs++;
 		tail += h.size;
