@@ -20,6 +20,7 @@
  *   -g  first wait until FILE exists (a profiler attaching with -p)
  *   -p  then block in pause(2) until killed, to be caught in the kernel
  */
+#define _GNU_SOURCE	/* program_invocation_short_name, in number.h */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,8 @@
 #include <unistd.h>
 #include <time.h>
 #include <sys/syscall.h>
+
+#include "number.h"
 
 #define MAX_BYTES (1 << 20)
 
@@ -86,19 +89,6 @@ static int __attribute__((noinline)) serve(int depth, long calls, size_t bytes,
 	if (!in)
 		close(fd);
 	return 0;
-}
-
-static long number(const char *arg, long min, long max, const char *what)
-{
-	char *end;
-	long v = strtol(arg, &end, 0);
-
-	if (end == arg || *end || v < min || v > max) {
-		fprintf(stderr, "deep_syscalls: %s must be %ld..%ld, got '%s'\n",
-			what, min, max, arg);
-		exit(2);
-	}
-	return v;
 }
 
 int main(int argc, char **argv)

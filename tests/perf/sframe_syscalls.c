@@ -31,6 +31,7 @@
  *   -s  the system call: read(2) of /dev/zero, or getppid(2) (read)
  *   -b  bytes per read (65536)
  */
+#define _GNU_SOURCE	/* program_invocation_short_name, in number.h */
 #include <alloca.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -41,6 +42,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
+#include "number.h"
 #include "sframe_lib.h"
 
 #define MAX_DEPTH	1024
@@ -153,19 +155,6 @@ static __attribute__((noipa)) int serve(struct work *w, long calls, double *ns)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	*ns = calls ? ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / calls : 0;
 	return 0;
-}
-
-static long number(const char *arg, long min, long max, const char *what)
-{
-	char *end;
-	long v = strtol(arg, &end, 0);
-
-	if (end == arg || *end || v < min || v > max) {
-		fprintf(stderr, "sframe_syscalls: %s must be %ld..%ld, got '%s'\n",
-			what, min, max, arg);
-		exit(2);
-	}
-	return v;
 }
 
 static int report(const char *path, const struct work *w, double ns)
