@@ -24,6 +24,9 @@ int sframe_state_find(struct unwind_user_state *state, unsigned long ip,
 void sframe_count_frame(bool by_sframe);
 void sframe_counters_show(struct seq_file *m);
 void sframe_mm_free(struct mm_struct *mm);
+void sframe_mm_exec_mapped(struct vm_area_struct *vma);
+bool sframe_mm_fp_only(struct mm_struct *mm);
+void sframe_mm_settle(void);
 
 /* A new mm (exec, fork) finds its own sections. */
 static inline void sframe_mm_init(struct mm_struct *mm)
@@ -38,6 +41,20 @@ static inline void sframe_counters_show(struct seq_file *m)
 }
 
 static inline void sframe_mm_free(struct mm_struct *mm)
+{
+}
+
+static inline void sframe_mm_exec_mapped(struct vm_area_struct *vma)
+{
+}
+
+/* Without SFrame support every walk is by frame pointers. */
+static inline bool sframe_mm_fp_only(struct mm_struct *mm)
+{
+	return true;
+}
+
+static inline void sframe_mm_settle(void)
 {
 }
 

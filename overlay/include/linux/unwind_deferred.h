@@ -40,6 +40,8 @@ int unwind_deferred_init(struct unwind_work *work, unwind_callback_t func);
 int unwind_deferred_request_max(struct unwind_work *work, u64 *cookie,
 				unsigned int max_entries);
 void unwind_deferred_cancel(struct unwind_work *work);
+bool unwind_deferred_try_start(struct unwind_user_state *state);
+bool unwind_deferred_try_end(const struct unwind_user_state *state);
 
 void unwind_task_init(struct task_struct *task);
 void unwind_task_free(struct task_struct *task);
@@ -94,6 +96,18 @@ static inline int unwind_deferred_request(struct unwind_work *work,
 }
 
 static inline void unwind_deferred_cancel(struct unwind_work *work) { }
+
+static inline bool unwind_deferred_try_start(struct unwind_user_state *state)
+{
+	return false;
+}
+
+static inline bool
+unwind_deferred_try_end(const struct unwind_user_state *state)
+{
+	return false;
+}
+
 static inline void unwind_task_init(struct task_struct *task) { }
 static inline void unwind_task_free(struct task_struct *task) { }
 static inline void unwind_deferred_task_exit(struct task_struct *task) { }

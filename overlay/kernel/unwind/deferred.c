@@ -15,10 +15,12 @@
  */
 #include <linux/debugfs.h>
 #include <linux/init.h>
+#include <linux/irq_work.h>
 #include <linux/irqflags.h>
 #include <linux/kernel.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
+#include <linux/resume_user_mode.h>
 #include <linux/rculist.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
@@ -268,15 +270,15 @@ int unwind_deferred_request_max(struct unwind_work *work, u64 *cookie,
 	}
 
 	/*
-	 * TWA_RESUME only takes effect in the exit-to-user loop. From NMI,
-	 * and from task context with interrupts off (which may be past that
-	 * loop, on the way out), use the self-IPI of TWA_NMI_CURRENT: it
-	 * brings the task back in right after the return, with the same user
-	 * state, and it allocates nothing.
+	 * TWA_RESUME takes effect in the exit-to-user loop; a request made
+	 * after the loop last looked (on the way out, interrupts off) is
+	 * caught by __unwind_reset_info(). NMI cannot set the flag itself:
+	 * TWA_NMI_CURRENT does it from a self-IPI. With interrupts off,
+	 * allocate nothing.
 	 */
-	if (in_nmi() || (in_task() && irqs_disabled_flags(flags)))
+	if (in_nmi())
 		ret = task_work_add(current, &info->work, TWA_NMI_CURRENT);
-	else if (!in_task())
+	else if (irqs_disabled_flags(flags))
 		ret = task_work_add(current, &info->work,
 				    TWA_RESUME | TWAF_NO_ALLOC);
 	else
@@ -362,6 +364,10 @@ static void unwind_deferred_trace(struct unwind_task_info *info,
 		unwind_stat_inc(UNWIND_STAT_CACHE_REUSES);
 		return;
 	}
+
+	/* Once per new executable mapping: may the walk skip SFrame? */
+	if (info->regs.ws == sizeof(long))
+		sframe_mm_settle();
 
 	start = local_clock();
 	stop = unwind_user(trace, want, &info->regs);
@@ -449,13 +455,29 @@ static void unwind_deferred_task_work(struct callback_head *head)
 	unwind_deferred_run(container_of(head, struct unwind_task_info, work));
 }
 
+/*
+ * The self-IPI that brings a task back into the kernel right after it
+ * returned to user space with the task work still queued: the return from
+ * the IPI goes through the exit-to-user loop, which runs it.
+ */
+static void unwind_kick_func(struct irq_work *work)
+{
+	set_notify_resume(current);
+}
+
+static DEFINE_PER_CPU(struct irq_work, unwind_kick) =
+	IRQ_WORK_INIT_HARD(unwind_kick_func);
+
 /**
  * __unwind_reset_info - start a new entry context
  *
  * Called through unwind_reset_info() on the way to user space, interrupts
- * disabled. Keeps everything while the task work is still queued (an NMI
- * asked in the last instructions; its self-IPI runs the work right after the
- * return, against the same user state and cookie).
+ * disabled, after the last point where a perf event can fire (only NMIs
+ * come after it). Keeps everything while the task work is still queued: it
+ * was asked for after the exit-to-user loop last looked for work (by code
+ * running with interrupts off on the way out, or by an NMI). A self-IPI
+ * then brings the task straight back in, with the same user state, and the
+ * exit-to-user loop runs the work under the same cookie.
  *
  * Return: false when the state was kept because the task work is pending.
  */
@@ -467,7 +489,11 @@ bool __unwind_reset_info(void)
 	do {
 		if (!old)
 			return true;
-		if (old & (UNWIND_PENDING | UNWIND_RESET))
+		if (old & UNWIND_PENDING) {
+			irq_work_queue(this_cpu_ptr(&unwind_kick));
+			return false;
+		}
+		if (old & UNWIND_RESET)
 			return false;
 	} while (!try_cmpxchg(&info->mask, &old, UNWIND_RESET));
 
@@ -685,6 +711,7 @@ static int unwind_counters_show(struct seq_file *m, void *v)
 	mutex_unlock(&unwind_users_lock);
 	seq_printf(m, "max_users %u\n", UNWIND_MAX_USERS);
 	seq_printf(m, "max_entries %zu\n", UNWIND_MAX_ENTRIES);
+	unwind_try_counters_show(m);
 	sframe_counters_show(m);
 	return 0;
 }

@@ -119,7 +119,21 @@ struct sframe_row_memo {
 	struct unwind_user_frame	frame;
 };
 
+/* The most executable file mappings sframe_mm_settle() checks. */
+#define SFRAME_MM_CHECK_MAX	64
+
+/*
+ * @exec_gen counts the executable file mappings made since the table was
+ * set up (written under the mmap lock held for writing); @verdict is
+ * (@exec_gen + 1) << 1 as of the last check of every such mapping, with
+ * bit 0 set when none of them had a section; @has_sframe is set once any
+ * section was found, for the life of the mm. These three are read without
+ * the lock, also from NMI.
+ */
 struct sframe_mm {
+	unsigned long		exec_gen;
+	unsigned long		verdict;
+	bool			has_sframe;
 	spinlock_t		lock;		/* protects all below */
 	u64			clock;
 	unsigned int		nr;
@@ -426,6 +440,7 @@ static int sframe_mm_lookup(unsigned long ip, struct sframe_section *sec,
 	switch (ret) {
 	case 0:
 		sframe_stat_add(SFRAME_STAT_SECTIONS, 1);
+		WRITE_ONCE(c->has_sframe, true);
 		break;
 	case -ENOMEM:
 		return ret;	/* not the file's fault: ask again next time */
@@ -512,4 +527,100 @@ int sframe_state_find(struct unwind_user_state *state, unsigned long ip,
 		break;
 	}
 	return ret;
+}
+
+/**
+ * sframe_mm_exec_mapped - note a mapping that may be a new executable file
+ * @vma: a mapping mmap() made or mprotect() changed, with its mm's mmap lock
+ *	 held for writing
+ *
+ * A file mapped executable since the last check may have a section, so the
+ * mm is no longer known to have none.
+ */
+void sframe_mm_exec_mapped(struct vm_area_struct *vma)
+{
+	struct sframe_mm *c = vma->vm_mm->sframe_cache;
+
+	if (c && (vma->vm_flags & VM_EXEC) && vma->vm_file)
+		WRITE_ONCE(c->exec_gen, c->exec_gen + 1);
+}
+
+/**
+ * sframe_mm_fp_only - is the mm known to have no SFrame section?
+ * @mm: the current task's mm
+ *
+ * True when every file the mm maps executable was checked and none has a
+ * section, and the mm never had one: a walk by frame pointers alone then
+ * gives exactly what a walk that may use SFrame gives.
+ *
+ * Context: any, NMI included; reads three words and takes no lock.
+ */
+bool sframe_mm_fp_only(struct mm_struct *mm)
+{
+	struct sframe_mm *c = smp_load_acquire(&mm->sframe_cache);
+	unsigned long v;
+
+	if (!c || READ_ONCE(c->has_sframe))
+		return false;
+	v = READ_ONCE(c->verdict);
+	return (v & 1) && (v >> 1) == READ_ONCE(c->exec_gen) + 1;
+}
+
+/**
+ * sframe_mm_settle - find out whether the current mm has SFrame sections
+ *
+ * Once per new executable file mapping, checks every executable file
+ * mapping of the current mm for a section (reading the headers of files
+ * not seen before, as a walk does), so that sframe_mm_fp_only() can tell.
+ * An mm with more than %SFRAME_MM_CHECK_MAX such mappings, or a check that
+ * could not allocate, gets no verdict: it is walked as before.
+ *
+ * Context: task context of the current task, which must not hold its mmap
+ * lock; may fault and sleep.
+ */
+void sframe_mm_settle(void)
+{
+	struct mm_struct *mm = current->mm;
+	unsigned long starts[SFRAME_MM_CHECK_MAX], start, end, gen;
+	struct sframe_section sec;
+	struct vm_area_struct *vma;
+	struct sframe_mm *c;
+	unsigned int n = 0, i;
+	bool many = false;
+
+	if (!mm)
+		return;
+	c = sframe_mm_get(mm);
+	if (!c || READ_ONCE(c->has_sframe) ||
+	    (READ_ONCE(c->verdict) >> 1) == READ_ONCE(c->exec_gen) + 1)
+		return;
+
+	mmap_read_lock(mm);
+	/* Mappings made from here on bump the generation. */
+	gen = c->exec_gen;
+	{
+		VMA_ITERATOR(vmi, mm, 0);
+
+		for_each_vma(vmi, vma) {
+			if (!(vma->vm_flags & VM_EXEC) || !vma->vm_file)
+				continue;
+			if (n == SFRAME_MM_CHECK_MAX) {
+				many = true;
+				break;
+			}
+			starts[n++] = vma->vm_start;
+		}
+	}
+	mmap_read_unlock(mm);
+
+	for (i = 0; !many && i < n; i++) {
+		switch (sframe_mm_lookup(starts[i], &sec, &start, &end)) {
+		case 0:		/* sets has_sframe */
+			return;
+		case -ENOMEM:
+			return;
+		}
+	}
+	/* Checked; bit 0 only when every mapping was and none had one. */
+	WRITE_ONCE(c->verdict, ((gen + 1) << 1) | !many);
 }

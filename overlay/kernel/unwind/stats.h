@@ -29,4 +29,7 @@ static inline void unwind_stats_show(struct seq_file *m,
 	}
 }
 
+/* The counters of try_first.c, in the same file. */
+void unwind_try_counters_show(struct seq_file *m);
+
 #endif /* _KERNEL_UNWIND_STATS_H */

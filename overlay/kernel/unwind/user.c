@@ -144,15 +144,27 @@ unwind_user_fp_topmost(struct unwind_user_state *state)
 				   may_fault))
 		return ARCH_UNWIND_USER_FP_UNKNOWN;
 
+	/*
+	 * Without faults, a neighbouring page that cannot be read may only
+	 * be out of the page tables: the window (and so the answer) could
+	 * differ from a walk that may fault, so give up instead.
+	 */
 	more = ARCH_UNWIND_USER_INSN_BYTES - len;
-	if (more && unwind_user_read_text(insn + len, ip + len, more,
+	if (more) {
+		if (unwind_user_read_text(insn + len, ip + len, more,
 					  may_fault))
-		len += more;
+			len += more;
+		else if (!may_fault)
+			return ARCH_UNWIND_USER_FP_UNKNOWN;
+	}
 	more = ARCH_UNWIND_USER_INSN_BEFORE - before;
-	if (more && ip >= ARCH_UNWIND_USER_INSN_BEFORE &&
-	    unwind_user_read_text(buf, ip - ARCH_UNWIND_USER_INSN_BEFORE, more,
-				  may_fault))
-		before += more;
+	if (more && ip >= ARCH_UNWIND_USER_INSN_BEFORE) {
+		if (unwind_user_read_text(buf, ip - ARCH_UNWIND_USER_INSN_BEFORE,
+					  more, may_fault))
+			before += more;
+		else if (!may_fault)
+			return ARCH_UNWIND_USER_FP_UNKNOWN;
+	}
 	if (xol && !unwind_user_read_text(insn, xol, 1, may_fault))
 		return ARCH_UNWIND_USER_FP_UNKNOWN;
 
@@ -415,11 +427,12 @@ int unwind_user_start(struct unwind_user_state *state,
 	if (IS_ENABLED(CONFIG_HAVE_UNWIND_USER_FP))
 		state->available_types |= UNWIND_USER_TYPE_FP;
 	/*
-	 * SFrame has no ABI for compat tasks, and its tables are found and
-	 * read where page faults may be taken.
+	 * SFrame has no ABI for compat tasks, its tables are found and read
+	 * where page faults may be taken, and an mm known to have none has
+	 * nothing to look up.
 	 */
 	if (IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) && from->ws == sizeof(long) &&
-	    unwind_user_may_fault())
+	    unwind_user_may_fault() && !sframe_mm_fp_only(current->mm))
 		state->available_types |= UNWIND_USER_TYPE_SFRAME;
 	state->ip = from->ip;
 	state->sp = from->sp;

@@ -72,6 +72,43 @@ static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid,
 	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
 }
 
+/*
+ * kernel.unwind_deferred_try_first: a sample that interrupts user space
+ * takes its resident stack at once instead of deferring. Tests of the
+ * deferral itself with such samples turn it off.
+ */
+#define TRY_FIRST_SYSCTL "/proc/sys/kernel/unwind_deferred_try_first"
+
+/* Set try-first to @val; the old value goes to *@saved (-1: no sysctl). */
+static int try_first_set(int val, int *saved)
+{
+	char buf[8];
+	int fd, n;
+
+	*saved = -1;
+	fd = open(TRY_FIRST_SYSCTL, O_RDWR);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n > 0) {
+		buf[n] = 0;
+		*saved = atoi(buf);
+	}
+	n = snprintf(buf, sizeof(buf), "%d\n", val);
+	if (pwrite(fd, buf, n, 0) != n)
+		*saved = -1;
+	close(fd);
+	return *saved < 0 ? -1 : 0;
+}
+
+static void try_first_restore(int saved)
+{
+	int ignored;
+
+	if (saved >= 0)
+		try_first_set(saved, &ignored);
+}
+
 /* A sampling event: period 1, TID and CALLCHAIN, deferred, disabled. */
 static void attr_init(struct perf_event_attr *attr, __u32 type, __u64 config)
 {
@@ -470,30 +507,38 @@ enum kind { TRACEPOINT, CONTEXT_SWITCH, PAGE_FAULT, CPU_CLOCK, BREAKPOINT, UPROB
 
 FIXTURE(kind) {
 	struct ctx x;
+	int saved_try_first;
 };
-
-FIXTURE_SETUP(kind)
-{
-	ctx_setup(_metadata, &self->x);
-}
-
-FIXTURE_TEARDOWN(kind)
-{
-	ctx_teardown(&self->x);
-}
 
 FIXTURE_VARIANT(kind) {
 	enum kind kind;
 	int kernel_part;	/* the sample has a kernel part */
 	int from;		/* the record matches the chain from this frame */
+	int try_first;		/* kernel.unwind_deferred_try_first */
 };
 
-FIXTURE_VARIANT_ADD(kind, tracepoint) { TRACEPOINT, 0, 0 };
-FIXTURE_VARIANT_ADD(kind, context_switch) { CONTEXT_SWITCH, 1, 0 };
-FIXTURE_VARIANT_ADD(kind, page_fault) { PAGE_FAULT, 0, 1 };
-FIXTURE_VARIANT_ADD(kind, cpu_clock) { CPU_CLOCK, 0, 1 };
-FIXTURE_VARIANT_ADD(kind, breakpoint) { BREAKPOINT, 0, 1 };
-FIXTURE_VARIANT_ADD(kind, uprobe) { UPROBE, 0, 1 };
+FIXTURE_SETUP(kind)
+{
+	ctx_setup(_metadata, &self->x);
+	/*
+	 * Samples taken in the kernel defer with try-first on; cpu-clock
+	 * samples of a task spinning in user space defer with it off.
+	 */
+	try_first_set(variant->try_first, &self->saved_try_first);
+}
+
+FIXTURE_TEARDOWN(kind)
+{
+	try_first_restore(self->saved_try_first);
+	ctx_teardown(&self->x);
+}
+
+FIXTURE_VARIANT_ADD(kind, tracepoint) { TRACEPOINT, 0, 0, 1 };
+FIXTURE_VARIANT_ADD(kind, context_switch) { CONTEXT_SWITCH, 1, 0, 1 };
+FIXTURE_VARIANT_ADD(kind, page_fault) { PAGE_FAULT, 0, 1, 1 };
+FIXTURE_VARIANT_ADD(kind, cpu_clock) { CPU_CLOCK, 0, 1, 0 };
+FIXTURE_VARIANT_ADD(kind, breakpoint) { BREAKPOINT, 0, 1, 1 };
+FIXTURE_VARIANT_ADD(kind, uprobe) { UPROBE, 0, 1, 1 };
 
 static void *spin_timer(void *arg)
 {
@@ -995,12 +1040,14 @@ TEST(reserved_bits_are_refused)
 TEST_F(defer, cpu_wide_event_and_kernel_threads)
 {
 	struct perf_event_attr attr;
-	int i, idle = 0, mine;
+	int i, idle = 0, mine, saved;
 	struct sample s;
 	cpu_set_t set;
 	pthread_t timer;
 	__u64 j;
 
+	/* The spin's samples must defer to reach the CPU-wide event. */
+	try_first_set(0, &saved);
 	CPU_ZERO(&set);
 	CPU_SET(0, &set);
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
@@ -1031,6 +1078,7 @@ TEST_F(defer, cpu_wide_event_and_kernel_threads)
 			EXPECT_NE(PERF_CONTEXT_USER, s.ips[j]);
 		}
 	}
+	try_first_restore(saved);
 	EXPECT_LE(1, idle) TH_LOG("no sample of the idle task");
 	mine = check_all(_metadata, &self->x, gettid(), 0, 1);
 	EXPECT_LE(1, mine);
@@ -1765,7 +1813,7 @@ static void perms_child(struct perms_result *res, pid_t root_task)
 }
 
 FIXTURE(perms) {
-	int saved, saved_ok;
+	int saved, saved_ok, saved_try_first;
 	pid_t root_task;
 	struct perms_result *res;
 };
@@ -1783,11 +1831,14 @@ FIXTURE_SETUP(perms)
 {
 	self->root_task = -1;
 	self->res = MAP_FAILED;
+	self->saved_try_first = -1;
 	self->saved_ok = !sysctl_get(PARANOID, &self->saved);
 	if (geteuid())
 		SKIP(return, "needs root, to set %s and become uid %d", PARANOID, NOBODY);
 	ASSERT_TRUE(self->saved_ok) TH_LOG("cannot read %s", PARANOID);
 	ASSERT_EQ(0, write_sysctl(PARANOID, variant->paranoid));
+	/* The unprivileged child's samples spin in user space: defer them. */
+	try_first_set(0, &self->saved_try_first);
 	self->res = mmap(NULL, sizeof(*self->res), PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->res);
@@ -1810,6 +1861,7 @@ FIXTURE_TEARDOWN(perms)
 	}
 	if (self->saved_ok && !geteuid())
 		write_sysctl(PARANOID, self->saved);
+	try_first_restore(self->saved_try_first);
 	if (self->res != MAP_FAILED)
 		munmap(self->res, sizeof(*self->res));
 }
@@ -1856,6 +1908,213 @@ TEST_F(perms, unprivileged_gets_records_only_for_its_own_tasks)
 	EXPECT_EQ(0, r->excl_cc_records) {
 		TH_LOG("an exclude_callchain_user event got %d records", r->excl_cc_records);
 	}
+}
+
+/*
+ * Try-then-defer: a cpu-clock sample of a task spinning in user space is
+ * its own entry context. With kernel.unwind_deferred_try_first on, its
+ * resident stack is walked at once and the sample carries a classic user
+ * chain (no marker, no record); a stack that is not resident still defers.
+ */
+FIXTURE(try_first) {
+	struct ctx x;
+	int saved;
+};
+
+FIXTURE_VARIANT(try_first) {
+	int on;
+};
+
+FIXTURE_VARIANT_ADD(try_first, on) { 1 };
+FIXTURE_VARIANT_ADD(try_first, off) { 0 };
+
+FIXTURE_SETUP(try_first)
+{
+	ctx_setup(_metadata, &self->x);
+	if (try_first_set(variant->on, &self->saved))
+		SKIP(return, "cannot set %s", TRY_FIRST_SYSCTL);
+}
+
+FIXTURE_TEARDOWN(try_first)
+{
+	try_first_restore(self->saved);
+	ctx_teardown(&self->x);
+}
+
+/* A sample with no kernel part and a classic user part. */
+static int classic_user_only(const struct sample *s)
+{
+	return s->nr >= 2 && s->ips[0] == PERF_CONTEXT_USER;
+}
+
+/*
+ * The classic chain holds the program's frames: PERF_CONTEXT_USER, the IP
+ * (not known to the program), then the leaf's and every level's return
+ * address.
+ */
+static void check_classic_frames(struct __test_metadata *_metadata,
+				 const struct sample *s, const struct chain *c)
+{
+	unsigned long want[MAX_TOP + 1 + MAX_DEPTH];
+	int i, n = chain_frames(c, want);
+
+	ASSERT_LE(1 + n, s->nr) {
+		TH_LOG("the classic chain has %llu entries; the program has %d frames",
+		       (unsigned long long)s->nr, n);
+	}
+	for (i = c->ntop; i < n; i++) {
+		ASSERT_EQ((unsigned long long)want[i], s->ips[1 + i]) {
+			TH_LOG("frame %d: the sample has %#llx, the program recorded %#lx",
+			       i, (unsigned long long)s->ips[1 + i], want[i]);
+		}
+	}
+}
+
+/* Samples of @tid: classic user-only ones, and deferred ones. */
+static void count_kinds(struct __test_metadata *_metadata, struct ctx *x,
+			__u32 tid, int *classic, int *deferred)
+{
+	struct sample s;
+	int i;
+
+	*classic = 0;
+	*deferred = 0;
+	for (i = 0; i < x->recs->n; i++) {
+		if (!parse_sample(x->recs->r[i], &s) || s.tid != tid)
+			continue;
+		if (sample_cookie(&s)) {
+			(*deferred)++;
+		} else if (classic_user_only(&s)) {
+			(*classic)++;
+			check_classic_frames(_metadata, &s, x->c);
+		}
+	}
+}
+
+TEST_F(try_first, user_space_samples_of_a_resident_stack)
+{
+	long long used0 = core_counter("try_used"), used1;
+	struct perf_event_attr attr;
+	int classic, deferred;
+	pthread_t timer;
+
+	attr_init(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+	attr.sample_period = 2000000;	/* 2 ms */
+	open_mapped(_metadata, &self->x, 0, &attr, 0, -1);
+
+	__atomic_store_n(&spin_stop, 0, __ATOMIC_RELAXED);
+	ASSERT_EQ(0, pthread_create(&timer, NULL, spin_timer, NULL));
+	ioctl(self->x.fd[0], PERF_EVENT_IOC_ENABLE, 0);
+	chain_run(self->x.c, DEPTH, leaf_spin);
+	ioctl(self->x.fd[0], PERF_EVENT_IOC_DISABLE, 0);
+	pthread_join(timer, NULL);
+
+	if (variant->on) {
+		rb_drain(&self->x.rb[0], self->x.recs);
+		count_kinds(_metadata, &self->x, gettid(), &classic, &deferred);
+		EXPECT_LE(1, classic) {
+			TH_LOG("no sample took its resident stack at once (%d deferred)",
+			       deferred);
+		}
+		/* Only a tick that caught the task in the kernel defers. */
+		EXPECT_LT(deferred, classic);
+		used1 = core_counter("try_used");
+		if (used0 >= 0)
+			EXPECT_LE(used0 + classic, used1) {
+				TH_LOG("try_used went from %lld to %lld for %d classic samples",
+				       used0, used1, classic);
+			}
+		if (deferred)
+			check_all(_metadata, &self->x, gettid(), 0, 1);
+	} else {
+		ASSERT_LE(1, wait_matched(&self->x.rb[0], self->x.recs, gettid(), 1)) {
+			TH_LOG("with try-first off, no deferred sample with its record");
+		}
+		count_kinds(_metadata, &self->x, gettid(), &classic, &deferred);
+		EXPECT_EQ(0, classic) {
+			TH_LOG("%d samples took a classic chain with try-first off",
+			       classic);
+		}
+		check_all(_metadata, &self->x, gettid(), 0, 1);
+	}
+}
+
+#define SPIN_STACK	(256 * 1024)
+
+struct dropped_stack {
+	struct chain *c;
+	char *stack;
+	pid_t tid;
+	pthread_barrier_t start;
+};
+
+/* The spinning thread, on a stack whose pages another thread drops. */
+static void *spin_on_dropped_stack(void *p)
+{
+	struct dropped_stack *d = p;
+
+	__atomic_store_n(&d->tid, gettid(), __ATOMIC_RELEASE);
+	pthread_barrier_wait(&d->start);	/* until watched */
+	chain_run(d->c, DEPTH, leaf_spin);
+	return NULL;
+}
+
+TEST_F(try_first, stack_not_resident_still_defers)
+{
+	long long nonres0 = core_counter("try_not_resident"), nonres1;
+	struct timespec ms = { 0, 1000 * 1000 };
+	struct dropped_stack d = { .c = self->x.c };
+	struct perf_event_attr attr;
+	pthread_attr_t pattr;
+	pthread_t th, timer;
+	int fd;
+
+	/*
+	 * MADV_DONTNEED on a shared memory file keeps the data: the spinner
+	 * runs on, and the deferred walk faults the pages back in.
+	 */
+	fd = memfd_create("spin-stack", 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, SPIN_STACK));
+	d.stack = mmap(NULL, SPIN_STACK, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       fd, 0);
+	ASSERT_NE(MAP_FAILED, d.stack);
+	ASSERT_EQ(0, pthread_barrier_init(&d.start, NULL, 2));
+	ASSERT_EQ(0, pthread_attr_init(&pattr));
+	ASSERT_EQ(0, pthread_attr_setstack(&pattr, d.stack, SPIN_STACK));
+	__atomic_store_n(&spin_stop, 0, __ATOMIC_RELAXED);
+	ASSERT_EQ(0, pthread_create(&th, &pattr, spin_on_dropped_stack, &d));
+	while (!__atomic_load_n(&d.tid, __ATOMIC_ACQUIRE))
+		sched_yield();
+
+	attr_init(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+	attr.sample_period = 2000000;	/* 2 ms */
+	open_mapped(_metadata, &self->x, 0, &attr, d.tid, -1);
+	ioctl(self->x.fd[0], PERF_EVENT_IOC_ENABLE, 0);
+	ASSERT_EQ(0, pthread_create(&timer, NULL, spin_timer, NULL));
+	pthread_barrier_wait(&d.start);
+	while (!__atomic_load_n(&spin_stop, __ATOMIC_RELAXED)) {
+		madvise(d.stack, SPIN_STACK, MADV_DONTNEED);
+		nanosleep(&ms, NULL);
+	}
+	pthread_join(th, NULL);
+	pthread_join(timer, NULL);
+	ioctl(self->x.fd[0], PERF_EVENT_IOC_DISABLE, 0);
+
+	ASSERT_LE(1, wait_matched(&self->x.rb[0], self->x.recs, d.tid, 1)) {
+		TH_LOG("no sample of the spinner on a dropped stack deferred");
+	}
+	check_all(_metadata, &self->x, d.tid, 0, 1);
+	nonres1 = core_counter("try_not_resident");
+	if (variant->on && nonres0 >= 0)
+		EXPECT_LT(nonres0, nonres1) {
+			TH_LOG("try_not_resident stayed at %lld", nonres1);
+		}
+	if (!variant->on && nonres0 >= 0)
+		EXPECT_EQ(nonres0, nonres1) TH_LOG("a walk was tried with try-first off");
+	pthread_barrier_destroy(&d.start);
+	munmap(d.stack, SPIN_STACK);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Try the user stack first: a sample that interrupted user space is its own
+ * entry context, which ends right after the interrupt, so deferring its user
+ * stack buys one walk for one sample and costs a task work, a trip through
+ * the exit-to-user loop and a record. When the stack can be walked in the
+ * interrupt without a page fault, and the walk is the one the deferred walk
+ * would make (frame pointers, or SFrame tables the mm is known not to have),
+ * its result is the deferred walk's result and the caller can store it at
+ * once. When it needs a page that is not resident, the caller defers as
+ * usual, so such stacks stay complete.
+ *
+ * kernel.unwind_deferred_try_first (default 1) turns this off; the debugfs
+ * counters say how each try ended.
+ */
+#include <linux/init.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/sframe.h>
+#include <linux/sysctl.h>
+#include <linux/unwind_deferred.h>
+#include <linux/unwind_user.h>
+
+#include "stats.h"
+
+static int unwind_try_first __read_mostly = 1;
+
+enum unwind_try_stat {
+	UNWIND_TRY_WALKS,	/* walks made in an interrupt */
+	UNWIND_TRY_USED,	/* ... whose result stood in for a deferral */
+	UNWIND_TRY_NOT_RESIDENT,	/* ... that needed a page: deferred */
+	UNWIND_TRY_SFRAME,	/* not tried: the mm may have SFrame tables */
+	NR_UNWIND_TRY_STATS,
+};
+
+static const char * const unwind_try_stat_names[NR_UNWIND_TRY_STATS] = {
+	[UNWIND_TRY_WALKS]		= "try_walks",
+	[UNWIND_TRY_USED]		= "try_used",
+	[UNWIND_TRY_NOT_RESIDENT]	= "try_not_resident",
+	[UNWIND_TRY_SFRAME]		= "try_skipped_sframe",
+};
+
+struct unwind_try_stats {
+	u64 val[NR_UNWIND_TRY_STATS];
+};
+
+static DEFINE_PER_CPU(struct unwind_try_stats, unwind_try_stats);
+
+static __always_inline void unwind_try_stat_inc(enum unwind_try_stat stat)
+{
+	this_cpu_inc(unwind_try_stats.val[stat]);
+}
+
+/**
+ * unwind_deferred_try_start - start a walk that may stand in for a deferral
+ * @state: the walk state to fill
+ *
+ * For a caller about to ask for the deferred user stack of a sample that
+ * interrupted the current task in user mode. The caller steps @state with
+ * unwind_user_next(), stores the IPs as it goes (it may stop early at its
+ * own entry limit), and asks unwind_deferred_try_end() whether the result
+ * can be used.
+ *
+ * Context: IRQ or NMI context, interrupts disabled; reads user memory
+ * without faulting and takes no lock.
+ *
+ * Return: true when @state is started; false when trying first is turned
+ * off, the task has no user state to walk, or its mm may have SFrame
+ * tables (the deferred walk reads them, which an interrupt cannot).
+ */
+bool unwind_deferred_try_start(struct unwind_user_state *state)
+{
+	if (!READ_ONCE(unwind_try_first) || in_task())
+		return false;
+	if (unwind_user_start(state, NULL))
+		return false;
+	if (IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) &&
+	    state->ws == sizeof(long) && !sframe_mm_fp_only(current->mm)) {
+		unwind_try_stat_inc(UNWIND_TRY_SFRAME);
+		return false;
+	}
+	unwind_try_stat_inc(UNWIND_TRY_WALKS);
+	return true;
+}
+EXPORT_SYMBOL_GPL(unwind_deferred_try_start);
+
+/**
+ * unwind_deferred_try_end - may a tried walk stand in for the deferred one?
+ * @state: a walk started by unwind_deferred_try_start(), done or cut short
+ *	   by the caller's entry limit
+ *
+ * Context: as unwind_deferred_try_start().
+ *
+ * Return: true when the walk ended without needing a page that was not
+ * resident: whatever ended it (the outermost frame, a bad frame, the
+ * caller's limit), the deferred walk would end the same way. False when
+ * the caller must defer.
+ */
+bool unwind_deferred_try_end(const struct unwind_user_state *state)
+{
+	if (state->done && state->stop == UNWIND_USER_FAULT) {
+		unwind_try_stat_inc(UNWIND_TRY_NOT_RESIDENT);
+		return false;
+	}
+	unwind_try_stat_inc(UNWIND_TRY_USED);
+	return true;
+}
+EXPORT_SYMBOL_GPL(unwind_deferred_try_end);
+
+/**
+ * unwind_try_counters_show - print the try-first counters
+ * @m: the seq_file of the unwinder's debugfs counters file
+ *
+ * Context: task context.
+ */
+void unwind_try_counters_show(struct seq_file *m)
+{
+	unwind_stats_show(m, unwind_try_stat_names, unwind_try_stats.val,
+			  NR_UNWIND_TRY_STATS);
+	seq_printf(m, "try_first %d\n", READ_ONCE(unwind_try_first));
+}
+
+#ifdef CONFIG_SYSCTL
+static struct ctl_table unwind_try_sysctls[] = {
+	{
+		.procname	= "unwind_deferred_try_first",
+		.data		= &unwind_try_first,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_ONE,
+	},
+};
+
+static int __init unwind_try_sysctl_init(void)
+{
+	register_sysctl_init("kernel", unwind_try_sysctls);
+	return 0;
+}
+late_initcall(unwind_try_sysctl_init);
+#endif
