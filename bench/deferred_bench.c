@@ -8,8 +8,9 @@
  * bench: bytes (ring-buffer bytes per sample), lost (records lost with a
  * small buffer), cost (the workload's time per system call and the cost per
  * sample), irqcost (the same for cpu-clock samples taken in an interrupt
- * from user space), complete (samples whose user chain reaches the outermost frame
- * when the stack pages are not resident), walk (the deferred walker's cost
+ * from user space, deferred with try-first off and on), complete (samples
+ * whose user chain reaches the outermost frame when the stack pages are not
+ * resident), walk (the deferred walker's cost
  * per frame), memory (slab memory per task that unwound).
  *
  * Samples come from a tracepoint on getppid(): a syscall-heavy workload
@@ -121,8 +122,24 @@ HOP(hop2, hop3, 56)
 HOP(hop1, hop2, 1000)
 HOP(hop0, hop1, 8)
 
-enum mode { NONE, CLASSIC, DEFERRED };
-static const char * const mode_name[] = { "none", "classic", "deferred" };
+/*
+ * DEFERRED runs with kernel.unwind_deferred_try_first off where that
+ * matters (samples from user space), TRY_FIRST with it on.
+ */
+enum mode { NONE, CLASSIC, DEFERRED, TRY_FIRST };
+static const char * const mode_name[] = {
+	"none", "classic", "deferred", "try-first",
+};
+
+#define TRY_FIRST_SYSCTL "/proc/sys/kernel/unwind_deferred_try_first"
+
+static void set_try_first(int on)
+{
+	FILE *f = fopen(TRY_FIRST_SYSCTL, "w");
+
+	if (!f || fprintf(f, "%d\n", on) < 0 || fclose(f))
+		die(TRY_FIRST_SYSCTL);
+}
 
 struct events {
 	int n, fd[MAX_EVENTS];
@@ -158,9 +175,9 @@ static void events_open_on(struct events *ev, enum mode mode, int k,
 		attr.inherit = inherit;
 		attr.exclude_callchain_user = no_callchain_parts;
 		attr.exclude_callchain_kernel = no_callchain_parts;
-		attr.defer_callchain = mode == DEFERRED;
+		attr.defer_callchain = mode >= DEFERRED;
 		/* One receiver, like perf's tracking event. */
-		attr.defer_output = mode == DEFERRED && i == 0;
+		attr.defer_output = mode >= DEFERRED && i == 0;
 		ev->fd[i] = syscall(__NR_perf_event_open, &attr, pid, cpu, -1, 0);
 		if (ev->fd[i] < 0)
 			die("perf_event_open");
@@ -202,6 +219,7 @@ static void events_close(struct events *ev)
 struct tally {
 	double bytes;		/* all records */
 	long samples, deferred, lost;
+	long marked, classic;	/* samples that deferred; with a classic user part */
 	double sample_bytes, deferred_bytes;
 	long user_nr;		/* user entries of a classic sample */
 };
@@ -227,9 +245,13 @@ static void tally(struct events *ev, struct tally *t)
 			t->samples++;
 			t->sample_bytes += h->size;
 			/* ip, tid, time, period, nr, ips */
-			for (i = 0; off % size + h->size <= size && i < p[4]; i++)
-				if (p[5 + i] == PERF_CONTEXT_USER)
+			for (i = 0; off % size + h->size <= size && i < p[4]; i++) {
+				if (p[5 + i] == PERF_CONTEXT_USER) {
 					t->user_nr = p[4] - i - 1;
+					t->classic++;
+				}
+				t->marked += p[5 + i] == PERF_CONTEXT_USER_DEFERRED;
+			}
 		} else if (h->type == PERF_RECORD_CALLCHAIN_DEFERRED) {
 			t->deferred++;
 			t->deferred_bytes += h->size;
@@ -352,7 +374,7 @@ static double median(double *v, int n)
 static void bench_cost(void)
 {
 	static const struct { int depth, k; } cases[] = {
-		{ 8, 1 }, { 32, 1 }, { 128, 1 }, { 32, 4 }, { 128, 4 },
+		{ 8, 1 }, { 32, 1 }, { 128, 1 }, { 8, 4 }, { 32, 4 }, { 128, 4 },
 	};
 	int iters = smoke ? 50 : 2000, rounds = smoke ? 1 : COST_ROUNDS;
 	double ns[3][COST_ROUNDS], med[3], d[COST_ROUNDS];
@@ -531,10 +553,11 @@ static void pin_cpu0(bool on)
 
 /* Mean ns per call of each probed function in one traced run of @mode. */
 static void overflow_round(enum mode mode, int depth, int k, int iters,
-			   double mean[NR_PROBES], double *tw_per_out)
+			   double mean[NR_PROBES], double *tw_per_out,
+			   double *walk_per_entry)
 {
 	double sum[NR_PROBES];
-	long calls[NR_PROBES];
+	long calls[NR_PROBES], w0, n0;
 	struct events ev;
 	struct tally t;
 	int p;
@@ -546,9 +569,14 @@ static void overflow_round(enum mode mode, int depth, int k, int iters,
 	events_enable(&ev, 1);
 	run_loop(depth, iters / 10);	/* warm caches, first allocations */
 	tracefs_write("trace", "", 0);
+	w0 = read_long(COUNTERS, "walk_ns");
+	n0 = read_long(COUNTERS, "walks");
 	tracefs_write("tracing_on", "1", 0);
 	run_loop(depth, iters);
 	tracefs_write("tracing_on", "0", 0);
+	n0 = read_long(COUNTERS, "walks") - n0;
+	*walk_per_entry = n0 > 0 ?
+		(double)(read_long(COUNTERS, "walk_ns") - w0) / n0 : 0;
 	events_enable(&ev, 0);
 	tally(&ev, &t);
 	events_close(&ev);
@@ -565,7 +593,8 @@ static void bench_overflow(void)
 	};
 	int iters = smoke ? 20 : 2000, rounds = smoke ? 1 : OVERFLOW_ROUNDS;
 	double v[3][NR_PROBES][OVERFLOW_ROUNDS], ratio[OVERFLOW_ROUNDS];
-	double d[OVERFLOW_ROUNDS], mean[NR_PROBES], per_out;
+	double d[OVERFLOW_ROUNDS], mean[NR_PROBES], per_out, walk;
+	double walks[OVERFLOW_ROUNDS];
 	int di, m, p, r;
 	char name[32];
 
@@ -580,11 +609,13 @@ static void bench_overflow(void)
 		for (r = 0; r < rounds; r++) {
 			for (m = NONE; m <= DEFERRED; m++) {
 				overflow_round(m, cases[di].depth, cases[di].k, iters,
-					       mean, &per_out);
+					       mean, &per_out, &walk);
 				for (p = 0; p < NR_PROBES; p++)
 					v[m][p][r] = mean[p];
-				if (m == DEFERRED)
+				if (m == DEFERRED) {
 					ratio[r] = per_out;
+					walks[r] = walk;
+				}
 			}
 		}
 		/*
@@ -610,6 +641,9 @@ static void bench_overflow(void)
 					d[r] = v[m][TW][r] - v[NONE][CC][r];
 				tw = median(d, rounds);
 				emit("overflow", name, mode_name[m], "task_work_ns_per_entry", tw);
+				/* the walk it contains, from the core's counters */
+				emit("overflow", name, mode_name[m], "walk_ns_per_entry",
+				     median(walks, rounds));
 				tw *= per_out;
 			}
 			emit("overflow", name, mode_name[m], "total_ns_per_sample", out + tw);
@@ -640,7 +674,8 @@ static __attribute__((noipa)) unsigned long spin_at(int depth, long n)
 	return x;
 }
 
-static void irq_events_open(struct events *ev, enum mode mode)
+static void irq_events_open(struct events *ev, enum mode mode, pid_t pid,
+			    long period)
 {
 	struct perf_event_attr attr;
 
@@ -651,18 +686,17 @@ static void irq_events_open(struct events *ev, enum mode mode)
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	/* 100 us: the spin, not the samples, still takes most of the time */
-	attr.sample_period = 100000;
+	attr.sample_period = period;
 	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			   PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
 	attr.sample_id_all = 1;
 	attr.disabled = 1;
 	attr.exclude_kernel = 0;
-	attr.defer_callchain = mode == DEFERRED;
-	attr.defer_output = mode == DEFERRED;
+	attr.defer_callchain = mode >= DEFERRED;
+	attr.defer_output = mode >= DEFERRED;
 	ev->n = 1;
 	ev->pages = 1024;
-	ev->fd[0] = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	ev->fd[0] = syscall(__NR_perf_event_open, &attr, pid, -1, -1, 0);
 	if (ev->fd[0] < 0)
 		die("perf_event_open cpu-clock");
 	ev->rb = mmap(NULL, (ev->pages + 1) * getpagesize(),
@@ -671,22 +705,25 @@ static void irq_events_open(struct events *ev, enum mode mode)
 		die("mmap");
 }
 
-#define IRQ_ROUNDS	61
+#define IRQ_ROUNDS	31
+#define IRQ_MODES	(TRY_FIRST + 1)
 
 /*
  * The host's speed under the emulator moves in phases of a second or so:
- * each round runs the three modes in short slices that take turns, so a
- * phase slows them alike.
+ * each round runs the modes in short slices that take turns, so a phase
+ * slows them alike.
  */
 #define IRQ_SLICES	10
 
 static void bench_irqcost(void)
 {
-	static const int depths[] = { 32, 128 };
+	static const int depths[] = { 8, 32, 128 };
 	long spins = smoke ? 100000 : 40000000;
 	int rounds = smoke ? 1 : IRQ_ROUNDS, di, m, r, i, sl;
-	double per[3][IRQ_ROUNDS], t[3], ratio[IRQ_ROUNDS], t0;
-	struct events ev[3];
+	double per[IRQ_MODES][IRQ_ROUNDS], t[IRQ_MODES], t0;
+	double ratio[IRQ_MODES][IRQ_ROUNDS];
+	double bytes[IRQ_MODES], samples[IRQ_MODES], marked, classic;
+	struct events ev[IRQ_MODES];
 	struct tally ta;
 	char name[32];
 
@@ -694,17 +731,23 @@ static void bench_irqcost(void)
 	/* What the benchmarks before left behind (rings being freed) settles. */
 	if (!smoke)
 		sleep(2);
-	for (di = 0; di < 2; di++) {
+	for (di = 0; di < (int)(sizeof(depths) / sizeof(depths[0])); di++) {
 		snprintf(name, sizeof(name), "cpu-clock,depth=%d", depths[di]);
-		for (m = NONE; m <= DEFERRED; m++)
-			irq_events_open(&ev[m], m);
+		for (m = NONE; m < IRQ_MODES; m++) {
+			/* 100 us: the spin, not the samples, takes most of the time */
+			irq_events_open(&ev[m], m, 0, 100000);
+			bytes[m] = samples[m] = 0;
+		}
+		marked = classic = 0;
 		/* round -1 warms the rings and caches up; it is not kept */
 		for (r = smoke ? 0 : -1; r < rounds; r++) {
-			t[NONE] = t[CLASSIC] = t[DEFERRED] = 0;
+			memset(t, 0, sizeof(t));
 			for (sl = 0; sl < IRQ_SLICES; sl++) {
 				/* odd slices reverse the order: trends cancel */
-				for (i = 0; i <= DEFERRED; i++) {
-					m = sl % 2 ? DEFERRED - i : i;
+				for (i = 0; i < IRQ_MODES; i++) {
+					m = sl % 2 ? TRY_FIRST - i : i;
+					if (m >= DEFERRED)
+						set_try_first(m == TRY_FIRST);
 					events_enable(&ev[m], 1);
 					t0 = now_ns();
 					spin_at(depths[di], spins / IRQ_SLICES);
@@ -712,25 +755,41 @@ static void bench_irqcost(void)
 					events_enable(&ev[m], 0);
 				}
 			}
-			for (m = CLASSIC; m <= DEFERRED; m++) {
+			for (m = CLASSIC; m < IRQ_MODES; m++) {
 				tally(&ev[m], &ta);
-				if (r >= 0)
-					per[m][r] = ta.samples ?
-						(t[m] - t[NONE]) / ta.samples : 0;
+				if (r < 0)
+					continue;
+				per[m][r] = ta.samples ?
+					(t[m] - t[NONE]) / ta.samples : 0;
+				bytes[m] += ta.bytes;
+				samples[m] += ta.samples;
+				if (m == TRY_FIRST) {
+					marked += ta.marked;
+					classic += ta.classic;
+				}
 			}
-			if (r >= 0)
-				ratio[r] = per[CLASSIC][r] ?
-					per[DEFERRED][r] / per[CLASSIC][r] : 0;
+			for (m = DEFERRED; r >= 0 && m < IRQ_MODES; m++)
+				ratio[m][r] = per[CLASSIC][r] ?
+					per[m][r] / per[CLASSIC][r] : 0;
 		}
-		for (m = CLASSIC; m <= DEFERRED; m++) {
+		for (m = CLASSIC; m < IRQ_MODES; m++) {
 			events_close(&ev[m]);
 			emit("irqcost", name, mode_name[m], "ns_per_sample",
 			     median(per[m], rounds));
+			emit("irqcost", name, mode_name[m], "bytes_per_sample",
+			     samples[m] ? bytes[m] / samples[m] : 0);
+			/* the median of the rounds' own ratios: drift cancels */
+			if (m >= DEFERRED)
+				emit("irqcost", name, mode_name[m], "cost_vs_classic",
+				     median(ratio[m], rounds));
 		}
-		/* the median of the rounds' own ratios: drift between rounds cancels */
-		emit("irqcost", name, "deferred", "cost_vs_classic",
-		     median(ratio, rounds));
+		/* which path the try-first samples took */
+		emit("irqcost", name, "try-first", "walked_at_once_pct",
+		     samples[TRY_FIRST] ? 100 * classic / samples[TRY_FIRST] : 0);
+		emit("irqcost", name, "try-first", "deferred_pct",
+		     samples[TRY_FIRST] ? 100 * marked / samples[TRY_FIRST] : 0);
 	}
+	set_try_first(1);
 	pin_cpu0(false);
 }
 
@@ -747,6 +806,8 @@ struct complete_arg {
 	pid_t tid;
 	pthread_barrier_t start;
 	unsigned long root_ra;
+	int spin, stop;		/* spin in user space at the bottom until stop */
+	int spinning;		/* ... and it is there */
 };
 
 static __attribute__((noipa)) void dropping_descend(struct complete_arg *a,
@@ -761,6 +822,11 @@ static __attribute__((noipa)) void dropping_descend(struct complete_arg *a,
 	asm volatile("" : : "r"(pad) : "memory");
 	if (depth > 1) {
 		dropping_descend(a, depth - 1);
+	} else if (a->spin) {
+		/* another thread drops the pages; cpu-clock samples the spin */
+		__atomic_store_n(&a->spinning, 1, __ATOMIC_RELEASE);
+		while (!__atomic_load_n(&a->stop, __ATOMIC_RELAXED))
+			;
 	} else {
 		madvise(a->stack, STACK_SIZE, MADV_DONTNEED);
 		syscall(__NR_getppid);
@@ -821,14 +887,84 @@ static void count_complete(struct events *ev, unsigned long ra, long *with,
 	pg->data_tail = head;
 }
 
+/*
+ * Samples (classic user parts, and records) whose chain holds @ra, over
+ * all of them: with try-first, a sample that walked its stack at once
+ * carries a classic chain, one that deferred has a record.
+ */
+static void count_complete_mixed(struct events *ev, unsigned long ra,
+				 long *with, long *total)
+{
+	struct perf_event_mmap_page *pg = ev->rb;
+	char *data = (char *)ev->rb + getpagesize();
+	__u64 head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	__u64 off, i, nr;
+	const __u64 *ips;
+	int classic;
+
+	*with = 0;
+	*total = 0;
+	for (off = pg->data_tail; off < head;) {
+		struct perf_event_header *h = (void *)(data + off % (ev->pages * getpagesize()));
+		const __u64 *p = (const void *)(h + 1);
+
+		if (!h->size)
+			break;
+		off += h->size;
+		if (h->type == PERF_RECORD_CALLCHAIN_DEFERRED) {
+			nr = p[1];
+			ips = &p[2];
+		} else if (h->type == PERF_RECORD_SAMPLE) {
+			/* ip, tid, time, period, nr, ips: classic user parts only */
+			nr = p[4];
+			ips = &p[5];
+			for (i = 0, classic = 0; i < nr; i++)
+				classic |= ips[i] == PERF_CONTEXT_USER;
+			if (!classic)
+				continue;
+		} else {
+			continue;
+		}
+		(*total)++;
+		for (i = 0; i < nr; i++)
+			if (ips[i] == ra) {
+				(*with)++;
+				break;
+			}
+	}
+	pg->data_tail = head;
+}
+
+/* Start the thread on the dropped stack; returns once it is known. */
+static void complete_start(struct complete_arg *a, pthread_t *th)
+{
+	pthread_attr_t attr;
+
+	pthread_barrier_init(&a->start, NULL, 2);
+	pthread_attr_init(&attr);
+	pthread_attr_setstack(&attr, a->stack, STACK_SIZE);
+	if (pthread_create(th, &attr, complete_thread, a))
+		die("pthread_create");
+	while (!__atomic_load_n(&a->tid, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void complete_end(struct complete_arg *a, pthread_t th)
+{
+	pthread_join(th, NULL);
+	a->tid = 0;
+	pthread_barrier_destroy(&a->start);
+}
+
 static void bench_complete(void)
 {
 	struct complete_arg a = { .depth = 64, .rounds = smoke ? 5 : 100 };
-	pthread_attr_t attr;
+	const char *c = "depth=64,stack not resident";
+	struct timespec ms = { 0, 1000 * 1000 };
+	long with, total, n0, u0;
 	struct events ev;
-	long with, total;
 	pthread_t th;
-	int fd, m;
+	int fd, m, i;
 
 	fd = memfd_create("bench-stack", 0);
 	if (fd < 0 || ftruncate(fd, STACK_SIZE))
@@ -837,28 +973,57 @@ static void bench_complete(void)
 	if (a.stack == MAP_FAILED)
 		die("mmap stack");
 	for (m = CLASSIC; m <= DEFERRED; m++) {
-		pthread_barrier_init(&a.start, NULL, 2);
-		pthread_attr_init(&attr);
-		pthread_attr_setstack(&attr, a.stack, STACK_SIZE);
-		if (pthread_create(&th, &attr, complete_thread, &a))
-			die("pthread_create");
-		while (!__atomic_load_n(&a.tid, __ATOMIC_ACQUIRE))
-			sched_yield();
+		complete_start(&a, &th);
 		/* Watch just that thread. */
 		events_open_on(&ev, m, 1, 1024, a.tid, -1, 0);
 		events_enable(&ev, 1);
 		pthread_barrier_wait(&a.start);
-		pthread_join(th, NULL);
-		a.tid = 0;
-		pthread_barrier_destroy(&a.start);
+		complete_end(&a, th);
 		events_enable(&ev, 0);
 		count_complete(&ev, a.root_ra, &with, &total, m == DEFERRED);
 		events_close(&ev);
-		emit("complete", "depth=64,stack not resident", mode_name[m],
-		     "chains_reaching_root_pct", total ? 100.0 * with / total : 0);
-		emit("complete", "depth=64,stack not resident", mode_name[m],
-		     "chains", total);
+		emit("complete", c, mode_name[m], "chains_reaching_root_pct",
+		     total ? 100.0 * with / total : 0);
+		emit("complete", c, mode_name[m], "chains", total);
 	}
+
+	/*
+	 * cpu-clock samples of a thread spinning in user space on that
+	 * stack, whose pages the main thread drops every millisecond, with
+	 * try-first on: the samples that find a page missing must defer.
+	 */
+	set_try_first(1);
+	a.spin = 1;
+	a.rounds = 1;
+	a.stop = 0;
+	a.spinning = 0;
+	complete_start(&a, &th);
+	irq_events_open(&ev, TRY_FIRST, a.tid, 1000000);	/* 1 ms */
+	pthread_barrier_wait(&a.start);
+	/* Only samples of the spin: none of the thread's start or exit. */
+	while (!__atomic_load_n(&a.spinning, __ATOMIC_ACQUIRE))
+		sched_yield();
+	n0 = read_long(COUNTERS, "try_not_resident");
+	u0 = read_long(COUNTERS, "try_used");
+	events_enable(&ev, 1);
+	for (i = 0; i < (smoke ? 50 : 1000); i++) {
+		madvise(a.stack, STACK_SIZE, MADV_DONTNEED);
+		nanosleep(&ms, NULL);
+	}
+	events_enable(&ev, 0);
+	__atomic_store_n(&a.stop, 1, __ATOMIC_RELAXED);
+	complete_end(&a, th);
+	n0 = read_long(COUNTERS, "try_not_resident") - n0;
+	u0 = read_long(COUNTERS, "try_used") - u0;
+	sleep(1);	/* the last records */
+	count_complete_mixed(&ev, a.root_ra, &with, &total);
+	events_close(&ev);
+	c = "cpu-clock,depth=64,stack not resident";
+	emit("complete", c, "try-first", "chains_reaching_root_pct",
+	     total ? 100.0 * with / total : 0);
+	emit("complete", c, "try-first", "chains", total);
+	emit("complete", c, "try-first", "not_resident_deferred_pct",
+	     n0 + u0 > 0 ? 100.0 * n0 / (n0 + u0) : 0);
 	munmap(a.stack, STACK_SIZE);
 	close(fd);
 }

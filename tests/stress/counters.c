@@ -12,7 +12,8 @@
 static const char * const counter_names[NR_C] = {
 	"requests", "queued", "joined", "already_pending", "already_run",
 	"rejected", "busy", "runs", "callbacks", "exit_completions",
-	"exec_completions", "errors",
+	"exec_completions", "errors", "try_walks", "try_used",
+	"try_not_resident",
 };
 
 int counters_read_names(const char * const *names, int n,
@@ -76,6 +77,16 @@ const char *counters_check(const struct counters *before,
 	if (delta(before, after, C_REQUESTS) != outcomes) {
 		snprintf(buf, len, "counters: %llu requests but %llu outcomes",
 			 delta(before, after, C_REQUESTS), outcomes);
+		return buf;
+	}
+	printf("# try-first: %llu walks in an interrupt = %llu used + %llu not resident (deferred)\n",
+	       delta(before, after, C_TRY_WALKS), delta(before, after, C_TRY_USED),
+	       delta(before, after, C_TRY_NOT_RESIDENT));
+	if (delta(before, after, C_TRY_WALKS) !=
+	    delta(before, after, C_TRY_USED) + delta(before, after, C_TRY_NOT_RESIDENT)) {
+		snprintf(buf, len, "counters: %llu walks tried in an interrupt, %llu used, %llu not resident",
+			 delta(before, after, C_TRY_WALKS), delta(before, after, C_TRY_USED),
+			 delta(before, after, C_TRY_NOT_RESIDENT));
 		return buf;
 	}
 	if (after->v[C_RUNS] != after->v[C_QUEUED]) {

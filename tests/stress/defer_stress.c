@@ -15,8 +15,11 @@
  *  - the deferral core's counters add up: every request has one outcome
  *    (requests = queued + joined + already_pending + already_run +
  *    rejected + busy, with no errors), every queued task work ran
- *    (runs = queued) once the tasks are gone, and with one session, each
- *    callback wrote the records of one entry.
+ *    (runs = queued) once the tasks are gone, every walk tried in an
+ *    interrupt was used or deferred (try_walks = try_used +
+ *    try_not_resident), and with one session, each callback wrote the
+ *    records of one entry and each classic user chain came from a refused
+ *    request or a walk used at once.
  *
  * Scenarios:
  *   threads   many threads sampled at a high rate
@@ -249,7 +252,8 @@ static void fail(struct outcome *o, const char *fmt, const char *what)
  * (the only perf session, nothing lost), the books of perf and of the core
  * agree: one entry with records per callback (an entry sampled on several
  * CPUs has a record in the ring of each), one deferred sample per request
- * that gave a cookie, one classic sample per request refused.
+ * that gave a cookie, one classic sample per request refused or per walk
+ * tried in an interrupt and used (try-then-defer).
  */
 static void close_books(struct outcome *o, const struct counters *before,
 			bool strays_ok, bool one_session)
@@ -277,12 +281,14 @@ static void close_books(struct outcome *o, const struct counters *before,
 	callbacks = delta(before, &after, C_CALLBACKS);
 	deferring = delta(before, &after, C_QUEUED) +
 		delta(before, &after, C_JOINED) + delta(before, &after, C_PENDING);
+	/* A sample that took its resident stack at once is classic too. */
 	refused = delta(before, &after, C_RUN) +
-		delta(before, &after, C_REJECTED) + delta(before, &after, C_BUSY);
+		delta(before, &after, C_REJECTED) + delta(before, &after, C_BUSY) +
+		delta(before, &after, C_TRY_USED);
 	if (one_session && !l->lost && !l->lost_samples &&
 	    (l->recorded != callbacks || l->deferred != deferring ||
 	     l->classic_user != refused)) {
-		snprintf(buf, sizeof(buf), "%s: %llu entries with records for %llu callbacks; %llu deferred samples for %llu deferring requests; %llu classic samples for %llu refused requests",
+		snprintf(buf, sizeof(buf), "%s: %llu entries with records for %llu callbacks; %llu deferred samples for %llu deferring requests; %llu classic samples for %llu refused requests and walks used at once",
 			 l->name, (unsigned long long)l->recorded,
 			 (unsigned long long)callbacks,
 			 (unsigned long long)l->deferred,

@@ -40,6 +40,7 @@ int unwind_deferred_init(struct unwind_work *work, unwind_callback_t func);
 int unwind_deferred_request_max(struct unwind_work *work, u64 *cookie,
 				unsigned int max_entries);
 void unwind_deferred_cancel(struct unwind_work *work);
+unsigned int unwind_deferred_cached(const unsigned long **entries);
 bool unwind_deferred_try_start(struct unwind_user_state *state);
 bool unwind_deferred_try_end(const struct unwind_user_state *state);
 
@@ -96,6 +97,11 @@ static inline int unwind_deferred_request(struct unwind_work *work,
 }
 
 static inline void unwind_deferred_cancel(struct unwind_work *work) { }
+
+static inline unsigned int unwind_deferred_cached(const unsigned long **entries)
+{
+	return 0;
+}
 
 static inline bool unwind_deferred_try_start(struct unwind_user_state *state)
 {

@@ -81,6 +81,7 @@ enum unwind_stat {
 	UNWIND_STAT_BUSY,
 	UNWIND_STAT_WALKS,
 	UNWIND_STAT_CACHE_REUSES,
+	UNWIND_STAT_CACHED_SAMPLES,
 	UNWIND_STAT_FRAMES,
 	UNWIND_STAT_WALK_NS,
 	UNWIND_STAT_STOP_FAULT,
@@ -105,6 +106,7 @@ static const char * const unwind_stat_names[NR_UNWIND_STATS] = {
 	[UNWIND_STAT_BUSY]		= "busy",
 	[UNWIND_STAT_WALKS]		= "walks",
 	[UNWIND_STAT_CACHE_REUSES]	= "cache_reuses",
+	[UNWIND_STAT_CACHED_SAMPLES]	= "cached_after_run",
 	[UNWIND_STAT_FRAMES]		= "frames",
 	[UNWIND_STAT_WALK_NS]		= "walk_ns",
 	[UNWIND_STAT_STOP_FAULT]	= "stop_fault",
@@ -354,7 +356,9 @@ static void unwind_deferred_trace(struct unwind_task_info *info,
 			return;
 		}
 		cache->valid = false;
-		info->cache = cache;
+		/* unwind_deferred_cached() reads it from interrupts. */
+		barrier();
+		WRITE_ONCE(info->cache, cache);
 	}
 
 	want = READ_ONCE(info->max_entries) ?: UNWIND_MAX_ENTRIES;
@@ -368,6 +372,13 @@ static void unwind_deferred_trace(struct unwind_task_info *info,
 	/* Once per new executable mapping: may the walk skip SFrame? */
 	if (info->regs.ws == sizeof(long))
 		sframe_mm_settle();
+
+	/*
+	 * unwind_deferred_cached() may look from an interrupt of this task,
+	 * on this CPU: the entries are only read while valid is set.
+	 */
+	WRITE_ONCE(cache->valid, false);
+	barrier();
 
 	start = local_clock();
 	stop = unwind_user(trace, want, &info->regs);
@@ -396,8 +407,39 @@ static void unwind_deferred_trace(struct unwind_task_info *info,
 
 	cache->nr_entries = trace->nr;
 	cache->truncated = stop == UNWIND_USER_TRUNCATED;
-	cache->valid = true;
+	barrier();
+	WRITE_ONCE(cache->valid, true);
 }
+
+/**
+ * unwind_deferred_cached - the walk of the current entry context, if made
+ * @entries: set to the walk, innermost first
+ *
+ * For a user whose request got -EALREADY: the callbacks of this entry
+ * context have run, so its walk is done and is the user stack of the
+ * sample at hand too (the task has not been back in user space since).
+ *
+ * Context: any context of the current task while it is in the kernel,
+ * NMI included. The entries stay valid until the task returns to user
+ * space, or until the context this interrupted returns.
+ *
+ * Return: the number of entries (at most the deepest request of the entry
+ * context asked for), 0 when there is no walk to give.
+ */
+unsigned int unwind_deferred_cached(const unsigned long **entries)
+{
+	struct unwind_cache *cache = READ_ONCE(current->unwind_info.cache);
+	unsigned int nr;
+
+	if (!cache || !READ_ONCE(cache->valid))
+		return 0;
+	barrier();
+	nr = cache->nr_entries;
+	*entries = cache->entries;
+	unwind_stat_inc(UNWIND_STAT_CACHED_SAMPLES);
+	return nr;
+}
+EXPORT_SYMBOL_GPL(unwind_deferred_cached);
 
 /*
  * Walk the stack (or reuse this entry context's walk) and run the callback
@@ -502,7 +544,7 @@ bool __unwind_reset_info(void)
 	WRITE_ONCE(info->done, 0);
 	WRITE_ONCE(info->max_entries, 0);
 	if (info->cache)
-		info->cache->valid = false;
+		WRITE_ONCE(info->cache->valid, false);
 	/* Order the clearing above before requests may start again. */
 	smp_store_release(&info->mask, 0);
 	return true;

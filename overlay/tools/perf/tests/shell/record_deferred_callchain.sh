@@ -2,7 +2,9 @@
 # perf record --call-graph fp,defer (deferred user callchains)
 # SPDX-License-Identifier: GPL-2.0
 #
-# Records leafloop with its user part deferred, then checks that the
+# Records leafloop with its user part deferred (the kernel's
+# unwind_deferred_try_first sysctl off for the run, where it can be set),
+# then checks that the
 # attributes ask for deferral, that perf script puts each record's user
 # frames back into the samples (leaf, parent, leafloop, in that order),
 # that --no-merge-callchains shows the records with the cookies of the
@@ -19,8 +21,18 @@ merged=$(mktemp /tmp/__perf_test.perf.data.XXXXX)
 log=$(mktemp /tmp/__perf_test.log.XXXXX)
 err=0
 
+# leafloop spins in user space, where the kernel takes a resident stack
+# at once instead of deferring it: turn that off to test the deferral.
+try_first=/proc/sys/kernel/unwind_deferred_try_first
+saved_try_first=
+if [ -w "${try_first}" ]; then
+	saved_try_first=$(cat "${try_first}")
+	echo 0 > "${try_first}"
+fi
+
 cleanup() {
 	rm -f "${data}" "${data}.old" "${merged}" "${merged}.old" "${log}"
+	[ -z "${saved_try_first}" ] || echo "${saved_try_first}" > "${try_first}"
 	trap - EXIT TERM INT
 }
 
