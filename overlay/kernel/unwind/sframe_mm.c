@@ -557,6 +557,7 @@ void sframe_mm_exec_mapped(struct vm_area_struct *vma)
  */
 bool sframe_mm_fp_only(struct mm_struct *mm)
 {
+	/* Pairs with the cmpxchg_release() that set the table up. */
 	struct sframe_mm *c = smp_load_acquire(&mm->sframe_cache);
 	unsigned long v;
 
