@@ -853,47 +853,13 @@ static void *complete_thread(void *p)
 	return NULL;
 }
 
-/* Samples (or their records) whose user chain holds @ra. */
-static void count_complete(struct events *ev, unsigned long ra, long *with,
-			   long *total, int deferred)
-{
-	struct perf_event_mmap_page *pg = ev->rb;
-	char *data = (char *)ev->rb + getpagesize();
-	__u64 head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-	__u64 off, i, nr;
-	const __u64 *ips;
-
-	*with = 0;
-	*total = 0;
-	for (off = pg->data_tail; off < head;) {
-		struct perf_event_header *h = (void *)(data + off % (ev->pages * getpagesize()));
-		const __u64 *p = (const void *)(h + 1);
-
-		if (!h->size)
-			break;
-		off += h->size;
-		if (deferred ? h->type != PERF_RECORD_CALLCHAIN_DEFERRED :
-			       h->type != PERF_RECORD_SAMPLE)
-			continue;
-		nr = deferred ? p[1] : p[4];
-		ips = deferred ? &p[2] : &p[5];
-		(*total)++;
-		for (i = 0; i < nr; i++)
-			if (ips[i] == ra) {
-				(*with)++;
-				break;
-			}
-	}
-	pg->data_tail = head;
-}
-
 /*
- * Samples (classic user parts, and records) whose chain holds @ra, over
- * all of them: with try-first, a sample that walked its stack at once
- * carries a classic chain, one that deferred has a record.
+ * Chains holding @ra, over all chains of the mode: CLASSIC the samples,
+ * DEFERRED the records, TRY_FIRST both the samples with a classic user
+ * part (a stack walked at once) and the records (a deferred one).
  */
-static void count_complete_mixed(struct events *ev, unsigned long ra,
-				 long *with, long *total)
+static void count_complete(struct events *ev, unsigned long ra, long *with,
+			   long *total, enum mode which)
 {
 	struct perf_event_mmap_page *pg = ev->rb;
 	char *data = (char *)ev->rb + getpagesize();
@@ -911,14 +877,14 @@ static void count_complete_mixed(struct events *ev, unsigned long ra,
 		if (!h->size)
 			break;
 		off += h->size;
-		if (h->type == PERF_RECORD_CALLCHAIN_DEFERRED) {
+		if (h->type == PERF_RECORD_CALLCHAIN_DEFERRED && which != CLASSIC) {
 			nr = p[1];
 			ips = &p[2];
-		} else if (h->type == PERF_RECORD_SAMPLE) {
-			/* ip, tid, time, period, nr, ips: classic user parts only */
+		} else if (h->type == PERF_RECORD_SAMPLE && which != DEFERRED) {
+			/* ip, tid, time, period, nr, ips */
 			nr = p[4];
 			ips = &p[5];
-			for (i = 0, classic = 0; i < nr; i++)
+			for (i = 0, classic = which == CLASSIC; i < nr; i++)
 				classic |= ips[i] == PERF_CONTEXT_USER;
 			if (!classic)
 				continue;
@@ -980,7 +946,7 @@ static void bench_complete(void)
 		pthread_barrier_wait(&a.start);
 		complete_end(&a, th);
 		events_enable(&ev, 0);
-		count_complete(&ev, a.root_ra, &with, &total, m == DEFERRED);
+		count_complete(&ev, a.root_ra, &with, &total, m);
 		events_close(&ev);
 		emit("complete", c, mode_name[m], "chains_reaching_root_pct",
 		     total ? 100.0 * with / total : 0);
@@ -1016,7 +982,7 @@ static void bench_complete(void)
 	n0 = read_long(COUNTERS, "try_not_resident") - n0;
 	u0 = read_long(COUNTERS, "try_used") - u0;
 	sleep(1);	/* the last records */
-	count_complete_mixed(&ev, a.root_ra, &with, &total);
+	count_complete(&ev, a.root_ra, &with, &total, TRY_FIRST);
 	events_close(&ev);
 	c = "cpu-clock,depth=64,stack not resident";
 	emit("complete", c, "try-first", "chains_reaching_root_pct",

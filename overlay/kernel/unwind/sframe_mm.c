@@ -549,11 +549,11 @@ void sframe_mm_exec_mapped(struct vm_area_struct *vma)
  * sframe_mm_fp_only - is the mm known to have no SFrame section?
  * @mm: the current task's mm
  *
- * True when every file the mm maps executable was checked and none has a
- * section, and the mm never had one: a walk by frame pointers alone then
- * gives exactly what a walk that may use SFrame gives.
- *
  * Context: any, NMI included; reads three words and takes no lock.
+ *
+ * Return: true when every file the mm maps executable was checked and none
+ * has a section, and the mm never had one: a walk by frame pointers alone
+ * then gives exactly what a walk that may use SFrame gives.
  */
 bool sframe_mm_fp_only(struct mm_struct *mm)
 {
@@ -623,5 +623,5 @@ void sframe_mm_settle(void)
 		}
 	}
 	/* Checked; bit 0 only when every mapping was and none had one. */
-	WRITE_ONCE(c->verdict, ((gen + 1) << 1) | !many);
+	WRITE_ONCE(c->verdict, ((gen + 1) << 1) | (many ? 0 : 1));
 }
