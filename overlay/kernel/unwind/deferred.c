@@ -70,31 +70,6 @@ DEFINE_STATIC_SRCU(unwind_srcu);
 
 static DEFINE_PER_CPU(local64_t, unwind_cookie_seq);
 
-enum unwind_stat {
-	UNWIND_STAT_REQUESTS,
-	UNWIND_STAT_REQUESTS_NMI,
-	UNWIND_STAT_QUEUED,
-	UNWIND_STAT_JOINED,
-	UNWIND_STAT_ALREADY_PENDING,
-	UNWIND_STAT_ALREADY_RUN,
-	UNWIND_STAT_REJECTED,
-	UNWIND_STAT_BUSY,
-	UNWIND_STAT_WALKS,
-	UNWIND_STAT_CACHE_REUSES,
-	UNWIND_STAT_CACHED_SAMPLES,
-	UNWIND_STAT_FRAMES,
-	UNWIND_STAT_WALK_NS,
-	UNWIND_STAT_STOP_FAULT,
-	UNWIND_STAT_STOP_BAD_FRAME,
-	UNWIND_STAT_TRUNCATED,
-	UNWIND_STAT_RUNS,
-	UNWIND_STAT_CALLBACKS,
-	UNWIND_STAT_EXIT_COMPLETIONS,
-	UNWIND_STAT_EXEC_COMPLETIONS,
-	UNWIND_STAT_ERRORS,
-	NR_UNWIND_STATS
-};
-
 static const char * const unwind_stat_names[NR_UNWIND_STATS] = {
 	[UNWIND_STAT_REQUESTS]		= "requests",
 	[UNWIND_STAT_REQUESTS_NMI]	= "requests_nmi",
@@ -117,24 +92,13 @@ static const char * const unwind_stat_names[NR_UNWIND_STATS] = {
 	[UNWIND_STAT_EXIT_COMPLETIONS]	= "exit_completions",
 	[UNWIND_STAT_EXEC_COMPLETIONS]	= "exec_completions",
 	[UNWIND_STAT_ERRORS]		= "errors",
+	[UNWIND_STAT_TRY_WALKS]		= "try_walks",
+	[UNWIND_STAT_TRY_USED]		= "try_used",
+	[UNWIND_STAT_TRY_NOT_RESIDENT]	= "try_not_resident",
+	[UNWIND_STAT_TRY_SKIPPED_SFRAME] = "try_skipped_sframe",
 };
 
-struct unwind_stats {
-	u64 val[NR_UNWIND_STATS];
-};
-
-static DEFINE_PER_CPU(struct unwind_stats, unwind_stats);
-
-/* this_cpu_add() is a single instruction on x86: safe from NMI. */
-static __always_inline void unwind_stat_add(enum unwind_stat stat, u64 val)
-{
-	this_cpu_add(unwind_stats.val[stat], val);
-}
-
-static __always_inline void unwind_stat_inc(enum unwind_stat stat)
-{
-	unwind_stat_add(stat, 1);
-}
+DEFINE_PER_CPU(struct unwind_stats, unwind_stats);
 
 /*
  * Called with interrupts disabled (or from NMI) on the current task. The
@@ -753,7 +717,7 @@ static int unwind_counters_show(struct seq_file *m, void *v)
 	mutex_unlock(&unwind_users_lock);
 	seq_printf(m, "max_users %u\n", UNWIND_MAX_USERS);
 	seq_printf(m, "max_entries %zu\n", UNWIND_MAX_ENTRIES);
-	unwind_try_counters_show(m);
+	unwind_try_first_show(m);
 	sframe_counters_show(m);
 	return 0;
 }

@@ -29,7 +29,54 @@ static inline void unwind_stats_show(struct seq_file *m,
 	}
 }
 
-/* The counters of try_first.c, in the same file. */
-void unwind_try_counters_show(struct seq_file *m);
+/* The deferral core's counters (deferred.c and try_first.c). */
+enum unwind_stat {
+	UNWIND_STAT_REQUESTS,
+	UNWIND_STAT_REQUESTS_NMI,
+	UNWIND_STAT_QUEUED,
+	UNWIND_STAT_JOINED,
+	UNWIND_STAT_ALREADY_PENDING,
+	UNWIND_STAT_ALREADY_RUN,
+	UNWIND_STAT_REJECTED,
+	UNWIND_STAT_BUSY,
+	UNWIND_STAT_WALKS,
+	UNWIND_STAT_CACHE_REUSES,
+	UNWIND_STAT_CACHED_SAMPLES,
+	UNWIND_STAT_FRAMES,
+	UNWIND_STAT_WALK_NS,
+	UNWIND_STAT_STOP_FAULT,
+	UNWIND_STAT_STOP_BAD_FRAME,
+	UNWIND_STAT_TRUNCATED,
+	UNWIND_STAT_RUNS,
+	UNWIND_STAT_CALLBACKS,
+	UNWIND_STAT_EXIT_COMPLETIONS,
+	UNWIND_STAT_EXEC_COMPLETIONS,
+	UNWIND_STAT_ERRORS,
+	UNWIND_STAT_TRY_WALKS,
+	UNWIND_STAT_TRY_USED,
+	UNWIND_STAT_TRY_NOT_RESIDENT,
+	UNWIND_STAT_TRY_SKIPPED_SFRAME,
+	NR_UNWIND_STATS
+};
+
+struct unwind_stats {
+	u64 val[NR_UNWIND_STATS];
+};
+
+DECLARE_PER_CPU(struct unwind_stats, unwind_stats);
+
+/* this_cpu_add() is a single instruction on x86: safe from NMI. */
+static __always_inline void unwind_stat_add(enum unwind_stat stat, u64 val)
+{
+	this_cpu_add(unwind_stats.val[stat], val);
+}
+
+static __always_inline void unwind_stat_inc(enum unwind_stat stat)
+{
+	unwind_stat_add(stat, 1);
+}
+
+/* The try-first switch, for the counters file (try_first.c). */
+void unwind_try_first_show(struct seq_file *m);
 
 #endif /* _KERNEL_UNWIND_STATS_H */

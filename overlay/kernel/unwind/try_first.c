@@ -10,8 +10,8 @@
  * once. When it needs a page that is not resident, the caller defers as
  * usual, so such stacks stay complete.
  *
- * kernel.unwind_deferred_try_first (default 1) turns this off; the debugfs
- * counters say how each try ended.
+ * kernel.unwind_deferred_try_first (default 1) turns this off; the core's
+ * debugfs counters (try_*) say how each try ended.
  */
 #include <linux/init.h>
 #include <linux/percpu.h>
@@ -25,32 +25,6 @@
 #include "stats.h"
 
 static int unwind_try_first __read_mostly = 1;
-
-enum unwind_try_stat {
-	UNWIND_TRY_WALKS,	/* walks made in an interrupt */
-	UNWIND_TRY_USED,	/* ... whose result stood in for a deferral */
-	UNWIND_TRY_NOT_RESIDENT,	/* ... that needed a page: deferred */
-	UNWIND_TRY_SFRAME,	/* not tried: the mm may have SFrame tables */
-	NR_UNWIND_TRY_STATS,
-};
-
-static const char * const unwind_try_stat_names[NR_UNWIND_TRY_STATS] = {
-	[UNWIND_TRY_WALKS]		= "try_walks",
-	[UNWIND_TRY_USED]		= "try_used",
-	[UNWIND_TRY_NOT_RESIDENT]	= "try_not_resident",
-	[UNWIND_TRY_SFRAME]		= "try_skipped_sframe",
-};
-
-struct unwind_try_stats {
-	u64 val[NR_UNWIND_TRY_STATS];
-};
-
-static DEFINE_PER_CPU(struct unwind_try_stats, unwind_try_stats);
-
-static __always_inline void unwind_try_stat_inc(enum unwind_try_stat stat)
-{
-	this_cpu_inc(unwind_try_stats.val[stat]);
-}
 
 /**
  * unwind_deferred_try_start - start a walk that may stand in for a deferral
@@ -77,10 +51,10 @@ bool unwind_deferred_try_start(struct unwind_user_state *state)
 		return false;
 	if (IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) &&
 	    state->ws == sizeof(long) && !sframe_mm_fp_only(current->mm)) {
-		unwind_try_stat_inc(UNWIND_TRY_SFRAME);
+		unwind_stat_inc(UNWIND_STAT_TRY_SKIPPED_SFRAME);
 		return false;
 	}
-	unwind_try_stat_inc(UNWIND_TRY_WALKS);
+	unwind_stat_inc(UNWIND_STAT_TRY_WALKS);
 	return true;
 }
 EXPORT_SYMBOL_GPL(unwind_deferred_try_start);
@@ -100,24 +74,22 @@ EXPORT_SYMBOL_GPL(unwind_deferred_try_start);
 bool unwind_deferred_try_end(const struct unwind_user_state *state)
 {
 	if (state->done && state->stop == UNWIND_USER_FAULT) {
-		unwind_try_stat_inc(UNWIND_TRY_NOT_RESIDENT);
+		unwind_stat_inc(UNWIND_STAT_TRY_NOT_RESIDENT);
 		return false;
 	}
-	unwind_try_stat_inc(UNWIND_TRY_USED);
+	unwind_stat_inc(UNWIND_STAT_TRY_USED);
 	return true;
 }
 EXPORT_SYMBOL_GPL(unwind_deferred_try_end);
 
 /**
- * unwind_try_counters_show - print the try-first counters
+ * unwind_try_first_show - print the try-first switch
  * @m: the seq_file of the unwinder's debugfs counters file
  *
  * Context: task context.
  */
-void unwind_try_counters_show(struct seq_file *m)
+void unwind_try_first_show(struct seq_file *m)
 {
-	unwind_stats_show(m, unwind_try_stat_names, unwind_try_stats.val,
-			  NR_UNWIND_TRY_STATS);
 	seq_printf(m, "try_first %d\n", READ_ONCE(unwind_try_first));
 }
 

@@ -79,34 +79,46 @@ static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid,
  */
 #define TRY_FIRST_SYSCTL "/proc/sys/kernel/unwind_deferred_try_first"
 
+static int write_sysctl(const char *path, int val)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fprintf(f, "%d\n", val) > 0 ? 0 : -EIO;
+	if (fclose(f))
+		ret = -errno;
+	return ret;
+}
+
+/* 0 with the value in *@val, or -1 when @path cannot be read. */
+static int sysctl_get(const char *path, int *val)
+{
+	FILE *f = fopen(path, "r");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", val) == 1)
+		ret = 0;
+	fclose(f);
+	return ret;
+}
+
 /* Set try-first to @val; the old value goes to *@saved (-1: no sysctl). */
 static int try_first_set(int val, int *saved)
 {
-	char buf[8];
-	int fd, n;
-
-	*saved = -1;
-	fd = open(TRY_FIRST_SYSCTL, O_RDWR);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n > 0) {
-		buf[n] = 0;
-		*saved = atoi(buf);
-	}
-	n = snprintf(buf, sizeof(buf), "%d\n", val);
-	if (pwrite(fd, buf, n, 0) != n)
+	if (sysctl_get(TRY_FIRST_SYSCTL, saved) ||
+	    write_sysctl(TRY_FIRST_SYSCTL, val))
 		*saved = -1;
-	close(fd);
 	return *saved < 0 ? -1 : 0;
 }
 
 static void try_first_restore(int saved)
 {
-	int ignored;
-
 	if (saved >= 0)
-		try_first_set(saved, &ignored);
+		write_sysctl(TRY_FIRST_SYSCTL, saved);
 }
 
 /* A sampling event: period 1, TID and CALLCHAIN, deferred, disabled. */
@@ -796,33 +808,6 @@ TEST_F(defer, exclude_callchain_kernel_leaves_marker_and_cookie)
 	ASSERT_TRUE(first_deferred_sample(self->x.recs, gettid(), &s));
 	EXPECT_EQ(2, s.nr) TH_LOG("the chain should be just the marker and the cookie");
 	check_all(_metadata, &self->x, gettid(), 0, 0);
-}
-
-static int write_sysctl(const char *path, int val)
-{
-	FILE *f = fopen(path, "w");
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = fprintf(f, "%d\n", val) > 0 ? 0 : -EIO;
-	if (fclose(f))
-		ret = -errno;
-	return ret;
-}
-
-/* 0 with the value in *@val, or -1 when @path cannot be read. */
-static int sysctl_get(const char *path, int *val)
-{
-	FILE *f = fopen(path, "r");
-	int ret = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", val) == 1)
-		ret = 0;
-	fclose(f);
-	return ret;
 }
 
 static int read_sysctl(const char *path)
