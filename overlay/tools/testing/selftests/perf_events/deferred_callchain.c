@@ -312,6 +312,39 @@ static int first_deferred_sample(const struct recs *recs, __u32 tid,
 	return 0;
 }
 
+/*
+ * The deferred sample of @tid whose record agrees longest with the frames
+ * the program recorded, and that record. A context-switch event also
+ * samples preemptions that land elsewhere (in the enabling ioctl(), on a
+ * uprobe hit); the sample taken in the chain's system call is the one a
+ * test checks. Returns 0 if no deferred sample of @tid has a record.
+ */
+static int chain_sample(const struct recs *recs, __u32 tid,
+			const struct chain *c, struct sample *out,
+			struct deferred *rec)
+{
+	unsigned long want[MAX_TOP + 1 + MAX_DEPTH];
+	int i, k, best = -1, nwant = chain_frames(c, want);
+	struct deferred d;
+	struct sample s;
+
+	for (i = 0; i < recs->n; i++) {
+		if (!parse_sample(recs->r[i], &s) || s.tid != tid ||
+		    !sample_cookie(&s) ||
+		    !count_deferred(recs, sample_cookie(&s), &d))
+			continue;
+		for (k = 0; k < nwant && k < (int)d.nr; k++)
+			if (d.ips[k] != want[k])
+				break;
+		if (k > best) {
+			best = k;
+			*out = s;
+			*rec = d;
+		}
+	}
+	return best >= 0;
+}
+
 /* The sample's chain: the kernel part (if any), then marker and cookie. */
 static void check_sample_shape(struct __test_metadata *_metadata,
 			       const struct sample *s, int kernel_part)
@@ -842,10 +875,10 @@ TEST_F(defer, record_never_exceeds_perf_event_max_stack)
 	}
 	ASSERT_EQ(0, write_sysctl(MAX_STACK_SYSCTL, old));
 
-	ASSERT_TRUE(first_deferred_sample(self->x.recs, gettid(), &s)) {
+	ASSERT_TRUE(chain_sample(self->x.recs, gettid(), self->x.c, &s, &d)) {
 		TH_LOG("no deferred sample with perf_event_max_stack %d", limit);
 	}
-	ASSERT_EQ(1, count_deferred(self->x.recs, sample_cookie(&s), &d));
+	ASSERT_EQ(1, count_deferred(self->x.recs, sample_cookie(&s), NULL));
 	EXPECT_EQ(limit, d.nr) {
 		TH_LOG("the record has %llu entries; the limit is %d",
 		       (unsigned long long)d.nr, limit);
@@ -971,8 +1004,8 @@ TEST_F(defer, sample_id_all_off)
 	open_mapped(_metadata, &self->x, 0, &attr, 0, -1);
 	run_sleep_chain(&self->x, self->x.fd[0]);
 	ASSERT_LE(1, wait_matched(&self->x.rb[0], self->x.recs, gettid(), 1));
-	ASSERT_TRUE(first_deferred_sample(self->x.recs, gettid(), &s));
-	ASSERT_EQ(1, count_deferred(self->x.recs, sample_cookie(&s), &d));
+	ASSERT_TRUE(chain_sample(self->x.recs, gettid(), self->x.c, &s, &d));
+	ASSERT_EQ(1, count_deferred(self->x.recs, sample_cookie(&s), NULL));
 	EXPECT_FALSE(d.has_id) TH_LOG("sample_id_all is off, but the record has a sample_id");
 	EXPECT_EQ(sizeof(struct perf_event_header) + 16 + 8 * d.nr, d.hdr->size);
 	check_frames(_metadata, &d, self->x.c, 0);
@@ -1536,6 +1569,51 @@ TEST_F(defer, exec_by_a_non_leader_thread)
 	check_frames(_metadata, &d, self->x.c, 0);
 }
 
+/* The [uprobes] mapping that holds the uretprobe trampoline, if any. */
+static int uprobes_area(unsigned long *lo, unsigned long *hi)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, "[uprobes]") &&
+			sscanf(line, "%lx-%lx", lo, hi) == 2;
+	fclose(f);
+	return found;
+}
+
+/*
+ * No record of @tid holds a return address in the [uprobes] page, where the
+ * uretprobe trampoline is. Entry 0 is the interrupted IP, which may be
+ * there when a sample lands on the trampoline's breakpoint or on a probed
+ * instruction stepped out of line.
+ */
+static void no_trampoline_in_records(struct __test_metadata *_metadata,
+				     const struct recs *recs, __u32 tid)
+{
+	unsigned long lo, hi;
+	struct deferred d;
+	__u64 i;
+	int r;
+
+	ASSERT_TRUE(uprobes_area(&lo, &hi)) {
+		TH_LOG("a uretprobe fired but there is no [uprobes] mapping");
+	}
+	for (r = 0; r < recs->n; r++) {
+		if (!parse_deferred(recs->r[r], &d) || (d.has_id && d.tid != tid))
+			continue;
+		for (i = 1; i < d.nr; i++)
+			EXPECT_FALSE(d.ips[i] >= lo && d.ips[i] < hi) {
+				TH_LOG("record entry %llu is %#llx, in [uprobes]",
+				       (unsigned long long)i,
+				       (unsigned long long)d.ips[i]);
+			}
+	}
+}
+
 /*
  * A uretprobe replaces the return addresses of the function it probes with
  * its trampoline; the record holds the real ones, as classic chains do.
@@ -1576,11 +1654,20 @@ TEST_F(defer, uretprobe_trampolines_are_replaced)
 	run_sleep_chain(&self->x, self->x.fd[0]);
 	close(fd);
 
-	ASSERT_LE(1, wait_matched(&self->x.rb[0], self->x.recs, gettid(), 1));
-	ASSERT_TRUE(first_deferred_sample(self->x.recs, gettid(), &s));
-	ASSERT_EQ(1, count_deferred(self->x.recs, sample_cookie(&s), &d));
+	ASSERT_LE(1, wait_matched(&self->x.rb[0], self->x.recs, gettid(), 1)) {
+		TH_LOG("no deferred sample of the sleep with its record");
+	}
+	no_trampoline_in_records(_metadata, self->x.recs, gettid());
+	ASSERT_TRUE(chain_sample(self->x.recs, gettid(), real, &s, &d));
+	ASSERT_EQ(1, count_deferred(self->x.recs, sample_cookie(&s), NULL)) {
+		TH_LOG("%d records for the sleep's cookie",
+		       count_deferred(self->x.recs, sample_cookie(&s), NULL));
+	}
 	n = chain_frames(real, want);
-	ASSERT_LE(n, d.nr);
+	ASSERT_LE(n, d.nr) {
+		TH_LOG("the record closest to the sleep has %llu frames; the chain has %d",
+		       (unsigned long long)d.nr, n);
+	}
 	for (i = 0; i < n; i++) {
 		EXPECT_EQ((unsigned long long)want[i], d.ips[i]) {
 			TH_LOG("frame %d: %#llx, the real return address is %#lx",
@@ -1648,8 +1735,8 @@ TEST_F(defer, record_and_walk_keep_the_sampling_events_max_stack)
 	ioctl(self->x.fd[0], PERF_EVENT_IOC_DISABLE, 0);
 
 	ASSERT_LE(1, wait_matched(&self->x.rb[1], self->x.recs, gettid(), 1));
-	ASSERT_TRUE(first_deferred_sample(self->x.recs, gettid(), &s));
-	ASSERT_EQ(1, count_deferred(self->x.recs, sample_cookie(&s), &d));
+	ASSERT_TRUE(chain_sample(self->x.recs, gettid(), self->x.c, &s, &d));
+	ASSERT_EQ(1, count_deferred(self->x.recs, sample_cookie(&s), NULL));
 	ASSERT_EQ(SHALLOW, d.nr) {
 		TH_LOG("the record has %llu entries; the sampling event keeps %d",
 		       (unsigned long long)d.nr, SHALLOW);
