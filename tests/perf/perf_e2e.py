@@ -472,7 +472,7 @@ class Tests:
         p = subprocess.Popen([PERF, 'record', '-q', '-m', '2', '-o', data,
                               '--call-graph', 'fp,defer', '-e', 'syscalls:sys_enter_read',
                               '-e', 'syscalls:sys_exit_read', '--', WORKLOAD,
-                              '-d', '64', '-n', '6000', '-b', '1'],
+                              '-d', '64', '-n', '2000', '-b', '1'],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # Stop the reader so that the small buffer overflows.
         time.sleep(0.5)

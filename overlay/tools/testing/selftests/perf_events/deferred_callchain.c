@@ -26,6 +26,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -585,6 +586,40 @@ FIXTURE_VARIANT_ADD(kind, cpu_clock) { CPU_CLOCK, 0, 1, 0 };
 FIXTURE_VARIANT_ADD(kind, breakpoint) { BREAKPOINT, 0, 1, 1 };
 FIXTURE_VARIANT_ADD(kind, uprobe) { UPROBE, 0, 1, 1 };
 
+/* Long enough that the task really sleeps, so a context switch happens. */
+static const struct timespec short_sleep = { 0, 1000 * 1000 };
+
+/*
+ * Run the chain, again (at most 5 times) until the thread really blocked
+ * in its leaf. Under an emulator on a busy host, the timer of a short
+ * nanosleep() can expire before the task gets to schedule(); the call
+ * then returns without a context switch, and the test without its sample.
+ */
+static void chain_run_switched(struct chain *c, int depth,
+			       void (*leaf)(struct chain *c))
+{
+	struct rusage before, after;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		getrusage(RUSAGE_THREAD, &before);
+		chain_run(c, depth, leaf);
+		getrusage(RUSAGE_THREAD, &after);
+		if (after.ru_nvcsw > before.ru_nvcsw)
+			return;
+	}
+}
+
+/* The chain with short_sleep's nanosleep() at the bottom, which blocks. */
+static void sleep_chain(struct chain *c, int depth)
+{
+	c->nr = __NR_nanosleep;
+	c->a = (long)&short_sleep;
+	c->b = 0;
+	c->c = 0;
+	chain_run_switched(c, depth, leaf_syscall);
+}
+
 static void *spin_timer(void *arg)
 {
 	struct timespec ts = { 0, 200 * 1000 * 1000 };
@@ -671,7 +706,10 @@ TEST_F(kind, sample_and_record)
 	if (variant->kind == CPU_CLOCK)
 		ASSERT_EQ(0, pthread_create(&timer, NULL, spin_timer, NULL));
 	ioctl(self->x.fd[0], PERF_EVENT_IOC_ENABLE, 0);
-	chain_run(self->x.c, DEPTH, leaf);
+	if (variant->kind == CONTEXT_SWITCH)
+		chain_run_switched(self->x.c, DEPTH, leaf);
+	else
+		chain_run(self->x.c, DEPTH, leaf);
 	ioctl(self->x.fd[0], PERF_EVENT_IOC_DISABLE, 0);
 	if (variant->kind == CPU_CLOCK)
 		pthread_join(timer, NULL);
@@ -683,9 +721,6 @@ TEST_F(kind, sample_and_record)
 		  variant->from);
 }
 
-/* Long enough that the task really sleeps, so a context switch happens. */
-static const struct timespec short_sleep = { 0, 1000 * 1000 };
-
 /* A context-switch event: every nanosleep() samples in the scheduler. */
 static void switch_attr(struct perf_event_attr *attr)
 {
@@ -695,7 +730,7 @@ static void switch_attr(struct perf_event_attr *attr)
 static void run_sleep_chain(struct ctx *x, int fd)
 {
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-	chain_syscall(x->c, DEPTH, __NR_nanosleep, (long)&short_sleep, 0, 0);
+	sleep_chain(x->c, DEPTH);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 }
 
@@ -1114,7 +1149,7 @@ static void *thread_fn(void *p)
 
 	t->tid = gettid();
 	for (i = 0; i < 2; i++)
-		chain_syscall(&t->c, DEPTH, __NR_nanosleep, (long)&short_sleep, 0, 0);
+		sleep_chain(&t->c, DEPTH);
 	return NULL;
 }
 
@@ -1151,7 +1186,7 @@ TEST_F(defer, threads_and_cpus_get_their_own_cookies)
 		CPU_ZERO(&set);
 		CPU_SET(i, &set);
 		ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
-		chain_syscall(self->x.c, DEPTH, __NR_nanosleep, (long)&short_sleep, 0, 0);
+		sleep_chain(self->x.c, DEPTH);
 	}
 	for (cpu = 0; cpu < ncpu; cpu++)
 		ioctl(fd[cpu], PERF_EVENT_IOC_DISABLE, 0);
@@ -1731,7 +1766,7 @@ TEST_F(defer, record_and_walk_keep_the_sampling_events_max_stack)
 	walks = core_counter("walks");
 	frames = core_counter("frames");
 	ioctl(self->x.fd[0], PERF_EVENT_IOC_ENABLE, 0);
-	chain_syscall(self->x.c, DEEP, __NR_nanosleep, (long)&short_sleep, 0, 0);
+	sleep_chain(self->x.c, DEEP);
 	ioctl(self->x.fd[0], PERF_EVENT_IOC_DISABLE, 0);
 
 	ASSERT_LE(1, wait_matched(&self->x.rb[1], self->x.recs, gettid(), 1));
