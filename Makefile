@@ -2,7 +2,7 @@
 # Deferred user-space stack unwinding for Linux 6.12: top-level commands.
 # Everything generated goes to build/ (ignored).
 
-.PHONY: demo check debug stress bench kernel tree tree-check export tree-reset selftests vm clean help
+.PHONY: demo check debug clang rt series stress bench kernel tree tree-check export tree-reset selftests vm clean help
 
 demo:			## build, boot the guest, show the main job
 	harness/demo
@@ -13,6 +13,12 @@ check:			## every test; last line "N passed, N failed, N skipped"
 debug:			## the guest tests on a KASAN/KFENCE/UBSAN/kmemleak kernel
 	harness/debug
 
+clang:			## the guest tests and a short stress run on a clang (LLVM=1) kernel
+	harness/variant clang
+
+rt:			## the guest tests and a short stress run on a PREEMPT_RT kernel
+	harness/variant rt
+
 stress:			## long stress and fuzzing: make stress [STRESS_SECONDS=60] [DEBUG=1]
 	harness/stress $(if $(STRESS_SECONDS),--seconds $(STRESS_SECONDS)) $(if $(DEBUG),--debug)
 
@@ -21,6 +27,10 @@ bench:			## benchmarks, classic vs deferred: a table in build/bench/
 
 kernel: tree		## configure and build the guest kernel
 	harness/kernel
+
+series:			## git format-patch series with a cover letter in build/series/
+	harness/tree sync
+	harness/series write
 
 tree:			## materialize build/linux from base + patches/ + overlay/
 	harness/tree sync

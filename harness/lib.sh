@@ -39,7 +39,26 @@ export CCACHE_COMPILERCHECK=content
 
 # make in the kernel tree, the same way everywhere (the compiler is part of
 # every object's command line: a different CC rebuilds everything).
-KMAKE=(make -C "$TREE" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc")
+# KTOOLCHAIN picks the compiler: gcc (Debian's default), or clang, the
+# newest LLVM in Debian 12's archive (LLVM=1 with its version suffix).
+# KARCH picks the architecture: x86_64, i386, or arm64 with Debian's
+# cross gcc.
+KTOOLCHAIN=${KTOOLCHAIN:-gcc}
+KARCH=${KARCH:-x86_64}
+CLANG_VER=19
+case $KTOOLCHAIN/$KARCH in
+gcc/x86_64 | gcc/i386)
+	KMAKE=(make -C "$TREE" ARCH="$KARCH" CC="ccache gcc" HOSTCC="ccache gcc") ;;
+gcc/arm64)
+	KMAKE=(make -C "$TREE" ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
+	       CC="ccache aarch64-linux-gnu-gcc" HOSTCC="ccache gcc") ;;
+clang/x86_64)
+	KMAKE=(make -C "$TREE" ARCH=x86_64 LLVM=-$CLANG_VER
+	       CC="ccache clang-$CLANG_VER" HOSTCC="ccache clang-$CLANG_VER") ;;
+*)
+	echo "error: no kernel build for KTOOLCHAIN=$KTOOLCHAIN KARCH=$KARCH" >&2
+	exit 1 ;;
+esac
 
 if [ -t 1 ]; then
 	_c_red=$'\e[31m' _c_yel=$'\e[33m' _c_bold=$'\e[1m' _c_off=$'\e[0m'
