@@ -2,7 +2,7 @@
 # Deferred user-space stack unwinding for Linux 6.12: top-level commands.
 # Everything generated goes to build/ (ignored).
 
-.PHONY: demo check debug clang rt series stress bench kernel tree tree-check export tree-reset selftests vm clean help
+.PHONY: demo check debug clang rt matrix series stress bench kernel tree tree-check export tree-reset selftests vm clean help
 
 demo:			## build, boot the guest, show the main job
 	harness/demo
@@ -27,6 +27,9 @@ bench:			## benchmarks, classic vs deferred: a table in build/bench/
 
 kernel: tree		## configure and build the guest kernel
 	harness/kernel
+
+matrix:			## build matrix: configs without SFrame/deferral/perf, i386, arm64, Debian's config, every step of the series
+	harness/matrix
 
 series:			## git format-patch series with a cover letter in build/series/
 	harness/tree sync

@@ -386,6 +386,37 @@ static void check_frames(struct __test_metadata *_metadata,
 	}
 }
 
+#define METHODS "/sys/kernel/unwind_user/methods"
+
+/*
+ * Skip (and return 1) when this kernel cannot defer: without CONFIG_UNWIND_DEFERRED (an
+ * architecture without a user stack walker, or the option turned off)
+ * perf_event_open() refuses defer_callchain with EINVAL, as kernels
+ * before the feature do, and there is no METHODS file. Refused where the
+ * file exists is a failure.
+ */
+static int defer_or_skip(struct __test_metadata *_metadata)
+{
+	struct perf_event_attr attr;
+	int fd, err;
+
+	attr_init(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	err = errno;
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (err == EINVAL && access(METHODS, F_OK))
+		SKIP(return 1, "%s",
+		     "no CONFIG_UNWIND_DEFERRED: defer_callchain gets EINVAL");
+	ASSERT_LE(0, fd) {
+		TH_LOG("a defer_callchain event: %s, though %s exists",
+		       strerror(err), METHODS);
+	}
+	return 0;
+}
+
 /* What every test needs: a shared chain, records, two events. */
 struct ctx {
 	struct chain *c;
@@ -395,7 +426,7 @@ struct ctx {
 	long getppid_tp;
 };
 
-static void ctx_setup(struct __test_metadata *_metadata, struct ctx *x)
+static int ctx_setup(struct __test_metadata *_metadata, struct ctx *x)
 {
 	memset(x, 0, sizeof(*x));
 	x->fd[0] = -1;
@@ -407,6 +438,7 @@ static void ctx_setup(struct __test_metadata *_metadata, struct ctx *x)
 	ASSERT_TRUE(x->c != MAP_FAILED);
 	memset(x->c, 0, sizeof(*x->c));
 	x->getppid_tp = tracepoint_id("syscalls/sys_enter_getppid");
+	return defer_or_skip(_metadata);
 }
 
 static void ctx_teardown(struct ctx *x)
@@ -483,7 +515,8 @@ FIXTURE(defer) {
 
 FIXTURE_SETUP(defer)
 {
-	ctx_setup(_metadata, &self->x);
+	if (ctx_setup(_metadata, &self->x))
+		return;
 }
 
 FIXTURE_TEARDOWN(defer)
@@ -565,7 +598,8 @@ FIXTURE_VARIANT(kind) {
 
 FIXTURE_SETUP(kind)
 {
-	ctx_setup(_metadata, &self->x);
+	if (ctx_setup(_metadata, &self->x))
+		return;
 	/*
 	 * Samples taken in the kernel defer with try-first on; cpu-clock
 	 * samples of a task spinning in user space defer with it off.
@@ -1051,6 +1085,8 @@ TEST(feature_probe_opens)
 	struct perf_event_attr attr;
 	int fd;
 
+	if (defer_or_skip(_metadata))
+		return;
 	/* What mainline perf opens to decide whether to use deferral. */
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
@@ -1340,7 +1376,8 @@ FIXTURE(disabled) {
 
 FIXTURE_SETUP(disabled)
 {
-	ctx_setup(_metadata, &self->x);
+	if (ctx_setup(_metadata, &self->x))
+		return;
 }
 
 FIXTURE_TEARDOWN(disabled)
@@ -1408,7 +1445,8 @@ FIXTURE_VARIANT_ADD(migrate, per_task_per_cpu) { 1 };
 
 FIXTURE_SETUP(migrate)
 {
-	ctx_setup(_metadata, &self->x);
+	if (ctx_setup(_metadata, &self->x))
+		return;
 	self->fd1 = -1;
 	memset(&self->rb1, 0, sizeof(self->rb1));
 }
@@ -2037,7 +2075,8 @@ FIXTURE_VARIANT_ADD(try_first, off) { 0 };
 
 FIXTURE_SETUP(try_first)
 {
-	ctx_setup(_metadata, &self->x);
+	if (ctx_setup(_metadata, &self->x))
+		return;
 	if (try_first_set(variant->on, &self->saved))
 		SKIP(return, "cannot set %s", TRY_FIRST_SYSCTL);
 }
