@@ -647,10 +647,7 @@ static void chain_run_switched(struct chain *c, int depth,
 /* The chain with short_sleep's nanosleep() at the bottom, which blocks. */
 static void sleep_chain(struct chain *c, int depth)
 {
-	c->nr = __NR_nanosleep;
-	c->a = (long)&short_sleep;
-	c->b = 0;
-	c->c = 0;
+	chain_set_syscall(c, __NR_nanosleep, (long)&short_sleep, 0, 0);
 	chain_run_switched(c, depth, leaf_syscall);
 }
 

@@ -97,13 +97,20 @@ static inline void chain_run(struct chain *c, int depth,
 }
 
 /* Run the chain with a system call at the bottom. */
-static inline void chain_syscall(struct chain *c, int depth, long nr, long a,
-				 long b, long arg_c)
+/* Set the system call that leaf_syscall() makes. */
+static inline void chain_set_syscall(struct chain *c, long nr, long a, long b,
+				     long arg_c)
 {
 	c->nr = nr;
 	c->a = a;
 	c->b = b;
 	c->c = arg_c;
+}
+
+static inline void chain_syscall(struct chain *c, int depth, long nr, long a,
+				 long b, long arg_c)
+{
+	chain_set_syscall(c, nr, a, b, arg_c);
 	chain_run(c, depth, leaf_syscall);
 }
 
