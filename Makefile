@@ -19,8 +19,8 @@ clang:			## the guest tests and a short stress run on a clang (LLVM=1) kernel
 rt:			## the guest tests and a short stress run on a PREEMPT_RT kernel
 	harness/variant rt
 
-stress:			## long stress and fuzzing: make stress [STRESS_SECONDS=60] [DEBUG=1]
-	harness/stress $(if $(STRESS_SECONDS),--seconds $(STRESS_SECONDS)) $(if $(DEBUG),--debug)
+stress:			## long stress and fuzzing: make stress [STRESS_SECONDS=60] [CPUS=2] [DEBUG=1]
+	harness/stress $(if $(STRESS_SECONDS),--seconds $(STRESS_SECONDS)) $(if $(CPUS),--cpus $(CPUS)) $(if $(DEBUG),--debug)
 
 bench:			## benchmarks, classic vs deferred: a table in build/bench/
 	harness/bench
