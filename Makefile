@@ -2,7 +2,7 @@
 # Deferred user-space stack unwinding for Linux 6.12: top-level commands.
 # Everything generated goes to build/ (ignored).
 
-.PHONY: demo check debug clang rt matrix series stress bench kernel tree tree-check export tree-reset selftests vm clean help
+.PHONY: demo check debug clang rt matrix deb series stress bench kernel tree tree-check export tree-reset selftests vm clean help
 
 demo:			## build, boot the guest, show the main job
 	harness/demo
@@ -30,6 +30,9 @@ kernel: tree		## configure and build the guest kernel
 
 matrix:			## build matrix: configs without SFrame/deferral/perf, i386, arm64, Debian's config, every step of the series
 	harness/matrix
+
+deb:			## Debian packages of the kernel (Debian's config, fewer modules) and of our perf, in build/deb/
+	harness/deb
 
 series:			## git format-patch series with a cover letter in build/series/
 	harness/tree sync
