@@ -42,7 +42,7 @@ export CCACHE_COMPILERCHECK=content
 # KTOOLCHAIN picks the compiler: gcc (Debian's default), or clang, the
 # newest LLVM in Debian 12's archive (LLVM=1 with its version suffix).
 # KARCH picks the architecture: x86_64, i386, or arm64 with Debian's
-# cross gcc.
+# cross gcc (harness/cross-gcc unpacks it).
 KTOOLCHAIN=${KTOOLCHAIN:-gcc}
 KARCH=${KARCH:-x86_64}
 CLANG_VER=19
@@ -50,8 +50,11 @@ case $KTOOLCHAIN/$KARCH in
 gcc/x86_64 | gcc/i386)
 	KMAKE=(make -C "$TREE" ARCH="$KARCH" CC="ccache gcc" HOSTCC="ccache gcc") ;;
 gcc/arm64)
-	KMAKE=(make -C "$TREE" ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
-	       CC="ccache aarch64-linux-gnu-gcc" HOSTCC="ccache gcc") ;;
+	# Unpacked by harness/cross-gcc: it conflicts with gcc-multilib.
+	KMAKE=(make -C "$TREE" ARCH=arm64
+	       CROSS_COMPILE="$BUILD/cross-arm64/usr/bin/aarch64-linux-gnu-"
+	       CC="ccache $BUILD/cross-arm64/usr/bin/aarch64-linux-gnu-gcc"
+	       HOSTCC="ccache gcc") ;;
 clang/x86_64)
 	KMAKE=(make -C "$TREE" ARCH=x86_64 LLVM=-$CLANG_VER
 	       CC="ccache clang-$CLANG_VER" HOSTCC="ccache clang-$CLANG_VER") ;;
