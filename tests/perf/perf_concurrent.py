@@ -39,7 +39,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from perf_e2e import (PERF, WORKLOAD, Failed, check_chain, read_samples,  # noqa: E402
-                      run, script, stats, user_chain)
+                      run, script, stats, tap, user_chain)
 
 DEPTHS = (12, 20)
 OWN_DEPTH = 8
@@ -148,6 +148,15 @@ def check_file(name, data, depth_of, wanted):
              len(others_missing)))
 
 
+def check_session(se, depth_of, wanted):
+    # timeout(1) ends the own session's workload and perf record exits
+    # with its status (124); the others are stopped by SIGINT, which perf
+    # record dies of once it wrote its file.
+    if se.rc not in (0, 124, -signal.SIGINT) or re.search(r'error|killed', se.err, re.I):
+        raise Failed('%s: perf record exited %d: %s' % (se.name, se.rc, se.err.strip()[-400:]))
+    print('# ' + check_file(se.name, se.data, depth_of, wanted))
+
+
 def main():
     secs = 5
     if sys.argv[1:2] == ['-t'] and len(sys.argv) == 3 and sys.argv[2].isdigit():
@@ -215,21 +224,7 @@ def main():
                   'task-one': DEPTHS[:1], 'task-both': DEPTHS, 'own': (OWN_DEPTH,)}
         failed = 0
         for i, se in enumerate(sessions, 1):
-            name, data, rc, err = se.name, se.data, se.rc, se.err
-            try:
-                # timeout(1) ends the own session's workload and perf record
-                # exits with its status (124); the others are stopped by
-                # SIGINT, which perf record dies of once it wrote its file.
-                if rc not in (0, 124, -signal.SIGINT) or re.search(r'error|killed', err, re.I):
-                    raise Failed('%s: perf record exited %d: %s' % (name, rc, err.strip()[-400:]))
-                print('# ' + check_file(name, data, depth_of, wanted[name]))
-                print('ok %d %s' % (i, name))
-            except (Failed, subprocess.TimeoutExpired) as e:
-                for line in str(e).splitlines():
-                    print('# %s' % line)
-                print('not ok %d %s' % (i, name))
-                failed += 1
-            sys.stdout.flush()
+            failed += tap(i, se.name, lambda se=se: check_session(se, depth_of, wanted[se.name]))
     return 1 if failed else 0
 
 

@@ -192,6 +192,26 @@ def check_chain(it, what, chain=USER_CHAIN, kernel_part=True):
                      (what, user[:len(chain) + 1], chain))
 
 
+def tap(i, name, fn):
+    """Run test @i, @name, by calling @fn(); print its TAP line (its '#'
+    lines first). Return 1 if it failed, else 0."""
+    t0 = time.monotonic()
+    try:
+        fn()
+        print('# %.1f s' % (time.monotonic() - t0))
+        print('ok %d %s' % (i, name))
+    except Skipped as e:
+        print('ok %d %s # SKIP %s' % (i, name, e))
+    except (Failed, subprocess.TimeoutExpired) as e:
+        for line in str(e).splitlines():
+            print('# %s' % line)
+        print('not ok %d %s' % (i, name))
+        return 1
+    finally:
+        sys.stdout.flush()
+    return 0
+
+
 class Tests:
     def __init__(self, tmp):
         self.tmp = tmp
@@ -700,20 +720,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         t = Tests(tmp)
         for i, n in enumerate(names, 1):
-            name = n[len('test_'):]
-            t0 = time.monotonic()
-            try:
-                getattr(t, n)()
-                print('# %.1f s' % (time.monotonic() - t0))
-                print('ok %d %s' % (i, name))
-            except Skipped as e:
-                print('ok %d %s # SKIP %s' % (i, name, e))
-            except (Failed, subprocess.TimeoutExpired) as e:
-                for line in str(e).splitlines():
-                    print('# %s' % line)
-                print('not ok %d %s' % (i, name))
-                failed += 1
-            sys.stdout.flush()
+            failed += tap(i, n[len('test_'):], getattr(t, n))
     return 1 if failed else 0
 
 
