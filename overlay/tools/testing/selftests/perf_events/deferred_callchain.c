@@ -1544,6 +1544,13 @@ TEST_F(migrate, record_goes_to_the_cpu_of_the_sample)
 	/* One session per CPU: a sampler that is also the receiver. */
 	switch_attr(&attr);
 	attr.disabled = 0;
+	/*
+	 * No wakeup per sample: on PREEMPT_RT perf's wakeup irq_work runs
+	 * in the irq_work/N thread, whose own switches a CPU-wide
+	 * context-switch event samples, each waking it again; the ping-pong
+	 * starves the sleeper. The test drains the buffers without poll().
+	 */
+	attr.wakeup_events = 0;
 	target = variant->per_task ? sl.tid : -1;
 	for (cpu = 0; cpu < 2; cpu++) {
 		int fd = sys_perf_event_open(&attr, target, cpu, -1, 0);

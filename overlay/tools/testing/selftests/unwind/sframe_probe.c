@@ -713,11 +713,20 @@ FIXTURE_TEARDOWN(probe)
 }
 
 /*
+ * Closing a uprobe event waits for RCU grace periods (uprobe unregister):
+ * about 0.2 s per event on the TCG guest, 0.7 to 1.1 s with PREEMPT_RT,
+ * which does not expedite them. The tests with a probe per instruction
+ * close about 40 events, so they get more than the harness's 30 seconds.
+ */
+#define MANY_PROBES_TIMEOUT	180
+
+/*
  * A uprobe on every instruction of sframe_probed(): each sample's deferred
  * chain is the probed address, then the return addresses into probe_mid(),
  * probe_top() and the test.
  */
-TEST_F(probe, every_instruction_of_a_function_with_a_frame)
+TEST_F_TIMEOUT(probe, every_instruction_of_a_function_with_a_frame,
+	       MANY_PROBES_TIMEOUT)
 {
 	add_probed_insns(_metadata, self->s, 1);
 	self->c.inner = sframe_probed;
@@ -968,7 +977,7 @@ FIXTURE_TEARDOWN(exec)
  * libraries), then execs this program again or its twin: the last
  * program's chains must be right, found by its own mm's walks.
  */
-TEST_F(exec, chain_right_after_exec)
+TEST_F_TIMEOUT(exec, chain_right_after_exec, MANY_PROBES_TIMEOUT)
 {
 	char path[PATH_MAX], next[PATH_MAX + 32];
 	int status;
