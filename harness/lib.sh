@@ -27,6 +27,10 @@ OBJ=${OBJ:-$BUILD/obj}			# kernel objects (O=)
 STATE=${STATE:-$BUILD/state}		# what the tooling last did
 RUNS=${RUNS:-$BUILD/runs}		# guest runs: console, output, status
 
+# What outlives a clone, like ccache: the verified base tarball and what
+# the KVM probe found on this host.  Shared by every clone of the user.
+CACHE=${DEFERRED_UNWIND_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/deferred-unwind}
+
 JOBS=${JOBS:-$(nproc)}
 
 # Reproducible builds keep ccache hits across clones and days.
@@ -79,9 +83,13 @@ warn() {
 	echo "${_c_yel}warning:${_c_off} $*" >&2
 }
 
-# Progress line for a long step.
+# Progress line for a long step, with the time since the outermost
+# harness command started (m:ss), so that a log shows where time goes.
+export HARNESS_T0=${HARNESS_T0:-$(date +%s)}
 step() {
-	echo "${_c_bold}==>${_c_off} $*" >&2
+	local t=$(($(date +%s) - HARNESS_T0))
+
+	printf '%s==>%s [%d:%02d] %s\n' "$_c_bold" "$_c_off" $((t / 60)) $((t % 60)) "$*" >&2
 }
 
 # Path relative to the repository root, for messages.

@@ -12,7 +12,8 @@ ROOT=$(cd "$here/../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 tc() {
-	BUILD=$tmp/build SFRAME_PINS="$1" "$ROOT/harness/sframe-toolchain"
+	BUILD=$tmp/build DEFERRED_UNWIND_CACHE=$tmp/cache SFRAME_PINS="$1" \
+		"$ROOT/harness/sframe-toolchain"
 }
 
 # One line, naming the package and what to do.
