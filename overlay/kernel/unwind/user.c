@@ -265,6 +265,62 @@ fail:
 	return ret;
 }
 
+/*
+ * The step of a native frame past the interrupted one, by frame pointers:
+ * unwind_user_apply() with the body rule inlined (CFA two words above the
+ * frame pointer, which points at the saved frame pointer, the return
+ * address above it), the same checks in the same order and the same stop
+ * reasons, without the rule's struct and the calls. Most frames of most
+ * walks take this step.
+ */
+static __always_inline int unwind_user_fp_body(struct unwind_user_state *state)
+{
+	unsigned long __user *p = (unsigned long __user *)state->fp;
+	unsigned long fp = state->fp, cfa, nfp, nip;
+	unsigned long size = 2 * sizeof(long);
+
+	if (!fp) {
+		unwind_user_stop(state, UNWIND_USER_END);
+		return -ENOENT;
+	}
+	if (fp < state->sp || (fp & (sizeof(long) - 1))) {
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+		return -EINVAL;
+	}
+	cfa = fp + size;
+	if (cfa <= state->sp) {
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+		return -EINVAL;
+	}
+	/* The range check unwind_user_read_words() makes, size unknown. */
+	OPTIMIZER_HIDE_VAR(size);
+	if (!user_read_access_begin(p, size)) {
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+		return -EINVAL;
+	}
+	unsafe_get_user(nfp, p, efault);
+	unsafe_get_user(nip, p + 1, efault);
+	user_read_access_end();
+
+	state->ip = nip;
+	if (!nip) {
+		unwind_user_stop(state, UNWIND_USER_END);
+		return -ENOENT;
+	}
+	if (nip >= TASK_SIZE_MAX) {
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+		return -EINVAL;
+	}
+	state->sp = cfa;
+	state->fp = nfp;
+	return 0;
+
+efault:
+	user_read_access_end();
+	unwind_user_stop(state, UNWIND_USER_FAULT);
+	return -EFAULT;
+}
+
 static int unwind_user_next_fp(struct unwind_user_state *state)
 {
 	struct unwind_user_frame frame = { };
@@ -351,6 +407,12 @@ int unwind_user_next(struct unwind_user_state *state)
 
 	if (state->done)
 		return -ENOENT;
+
+	if (!state->topmost && state->ws == sizeof(long) &&
+	    state->available_types == UNWIND_USER_TYPE_FP) {
+		state->current_type = UNWIND_USER_TYPE_FP;
+		return unwind_user_fp_body(state);
+	}
 
 	if (state->available_types & UNWIND_USER_TYPE_SFRAME) {
 		state->current_type = UNWIND_USER_TYPE_SFRAME;
