@@ -682,7 +682,12 @@ def fallback():
             items, _ = script(data)
             chains = [it for it in items if 'read_block' in [s for _, s in it['frames']]]
             if not chains:
-                raise Failed('no classic user chain reaches read_block')
+                # What there was instead, to tell a starved workload from
+                # chains that stop short.
+                seen = ['/'.join(sym for _, sym in it['frames'][:8])
+                        for it in items[:5]]
+                raise Failed('no classic user chain reaches read_block: %d samples; '
+                             'the first: %s' % (len(items), seen))
             # --call-graph sframe is refused, with the alternative, and
             # writes nothing
             data = os.path.join(tmp, 's.data')
