@@ -365,6 +365,48 @@ static double median(double *v, int n)
 }
 
 /*
+ * Walks are timed only when asked (or for an NMI sample): timing costs two
+ * clock reads per walk. The benches that report walk time turn it on; the
+ * cost benches measure with it off and time the walk in a pass of their
+ * own. Kernels that time every walk have no switch: nothing to do there.
+ */
+#define TIME_WALKS	"/sys/kernel/debug/unwind_deferred/time_walks"
+
+static void time_walks(int on)
+{
+	FILE *f = fopen(TIME_WALKS, "w");
+
+	if (!f)
+		return;
+	fprintf(f, "%d\n", on);
+	fclose(f);
+}
+
+/*
+ * The walk's mean time per entry for @depth, with the events in @ev open
+ * and disabled, from a timed pass that is not part of any measurement.
+ */
+static double timed_walk_ns(struct events *ev, int depth, int entries,
+			    long *walks_out)
+{
+	long w0, n0, walks;
+	struct tally t;
+
+	time_walks(1);
+	w0 = read_long(COUNTERS, "walk_ns");
+	n0 = read_long(COUNTERS, "timed_walks");
+	events_enable(ev, 1);
+	run_loop(depth, entries);
+	events_enable(ev, 0);
+	tally(ev, &t);		/* empty the buffer */
+	walks = read_long(COUNTERS, "timed_walks") - n0;
+	time_walks(0);
+	if (walks_out)
+		*walks_out = walks;
+	return walks > 0 ? (double)(read_long(COUNTERS, "walk_ns") - w0) / walks : 0;
+}
+
+/*
  * The workload's time per entry, and what each sample costs it. The three
  * modes take turns, round after round, and each keeps its median: the
  * guest shares the host's CPUs, so absolute times drift; ratios hold.
@@ -378,33 +420,30 @@ static void bench_cost(void)
 	};
 	int iters = smoke ? 50 : 2000, rounds = smoke ? 1 : COST_ROUNDS;
 	double ns[3][COST_ROUNDS], med[3], d[COST_ROUNDS];
-	long walk_ns = 0, walks = 0, w0, n0;
 	struct events ev[3];
+	double walk_ns;
 	int di, m, r;
 	char name[32];
 	struct tally t;
+	long walks;
 
 	for (di = 0; di < (int)(sizeof(cases) / sizeof(cases[0])); di++) {
 		snprintf(name, sizeof(name), "depth=%d,k=%d", cases[di].depth,
 			 cases[di].k);
 		for (m = NONE; m <= DEFERRED; m++)
 			events_open(&ev[m], m, cases[di].k, 1024);
-		walk_ns = walks = 0;
+		time_walks(0);
 		for (r = 0; r < rounds; r++) {
 			for (m = NONE; m <= DEFERRED; m++) {
-				w0 = read_long(COUNTERS, "walk_ns");
-				n0 = read_long(COUNTERS, "walks");
 				events_enable(&ev[m], 1);
 				ns[m][r] = run_loop(cases[di].depth, iters);
 				events_enable(&ev[m], 0);
 				if (m != NONE)
 					tally(&ev[m], &t);	/* empty the buffer */
-				if (m == DEFERRED) {
-					walk_ns += read_long(COUNTERS, "walk_ns") - w0;
-					walks += read_long(COUNTERS, "walks") - n0;
-				}
 			}
 		}
+		walk_ns = timed_walk_ns(&ev[DEFERRED], cases[di].depth,
+					iters / 4, &walks);
 		/* per round, then the median: drift between rounds cancels */
 		for (m = CLASSIC; m <= DEFERRED; m++) {
 			for (r = 0; r < rounds; r++)
@@ -414,7 +453,7 @@ static void bench_cost(void)
 		}
 		if (walks)
 			emit("cost", name, "deferred", "walk_ns_per_sample",
-			     (double)walk_ns / walks / cases[di].k);
+			     walk_ns / cases[di].k);
 		for (r = 0; r < rounds; r++)
 			d[r] = (ns[DEFERRED][r] - ns[NONE][r]) /
 			       (ns[CLASSIC][r] - ns[NONE][r]);
@@ -557,7 +596,7 @@ static void overflow_round(enum mode mode, int depth, int k, int iters,
 			   double *walk_per_entry)
 {
 	double sum[NR_PROBES];
-	long calls[NR_PROBES], w0, n0;
+	long calls[NR_PROBES];
 	struct events ev;
 	struct tally t;
 	int p;
@@ -569,16 +608,15 @@ static void overflow_round(enum mode mode, int depth, int k, int iters,
 	events_enable(&ev, 1);
 	run_loop(depth, iters / 10);	/* warm caches, first allocations */
 	tracefs_write("trace", "", 0);
-	w0 = read_long(COUNTERS, "walk_ns");
-	n0 = read_long(COUNTERS, "walks");
+	time_walks(0);
 	tracefs_write("tracing_on", "1", 0);
 	run_loop(depth, iters);
 	tracefs_write("tracing_on", "0", 0);
-	n0 = read_long(COUNTERS, "walks") - n0;
-	*walk_per_entry = n0 > 0 ?
-		(double)(read_long(COUNTERS, "walk_ns") - w0) / n0 : 0;
 	events_enable(&ev, 0);
 	tally(&ev, &t);
+	/* the walk the task work contains, timed in a pass of its own */
+	*walk_per_entry = mode == DEFERRED ?
+		timed_walk_ns(&ev, depth, iters / 4, NULL) : 0;
 	events_close(&ev);
 	probes_collect(sum, calls);
 	for (p = 0; p < NR_PROBES; p++)
@@ -1049,15 +1087,17 @@ static void bench_walk(void)
 	double per_frame[WALK_CASES][WALK_ROUNDS], frames[WALK_CASES] = { };
 	double by_table[WALK_CASES] = { };
 	const char *mode = self_has_sframe() ? "sframe" : "deferred";
-	long ns0, fr0, w0, sf0;
+	long ns0, fr0, tf0, w0, sf0;
 	struct events ev;
 	int di, i, r;
 	struct tally t;
 
+	time_walks(1);
 	events_open(&ev, DEFERRED, 1, 256);
 	for (r = 0; r < rounds; r++) {
 		for (di = 0; di < WALK_CASES; di++) {
 			ns0 = read_long(COUNTERS, "walk_ns");
+			tf0 = read_long(COUNTERS, "timed_frames");
 			fr0 = read_long(COUNTERS, "frames");
 			w0 = read_long(COUNTERS, "walks");
 			sf0 = read_long(COUNTERS, "sframe_frames");
@@ -1067,7 +1107,7 @@ static void bench_walk(void)
 			events_enable(&ev, 0);
 			tally(&ev, &t);	/* empty the buffer */
 			per_frame[di][r] = (double)(read_long(COUNTERS, "walk_ns") - ns0) /
-					   (read_long(COUNTERS, "frames") - fr0);
+					   (read_long(COUNTERS, "timed_frames") - tf0);
 			frames[di] = (double)(read_long(COUNTERS, "frames") - fr0) /
 				     (read_long(COUNTERS, "walks") - w0);
 			if (sf0 >= 0)
@@ -1076,6 +1116,7 @@ static void bench_walk(void)
 		}
 	}
 	events_close(&ev);
+	time_walks(0);
 	for (di = 0; di < WALK_CASES; di++) {
 		const char *name = cases[di].name;
 
@@ -1180,6 +1221,7 @@ static void bench_discovery(void)
 		goto memory;
 	if (pipe(fd))
 		die("pipe");
+	time_walks(1);
 	for (i = 0; i < n; i++) {
 		run_child(disc_child, fd[1]);
 		if (read(fd[0], &d, sizeof(d)) != sizeof(d))
@@ -1189,6 +1231,7 @@ static void bench_discovery(void)
 		per_file[i] = d.files ? d.probe_ns / d.files / 1000 : 0;
 		files = d.files;
 	}
+	time_walks(0);
 	close(fd[0]);
 	close(fd[1]);
 	qsort(first, n, sizeof(double), cmp_double);

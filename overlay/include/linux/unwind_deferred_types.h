@@ -29,6 +29,8 @@ struct unwind_cache {
  * @regs: the user state at the first request, where the walk starts
  * @max_entries: the most entries any request of this entry context needs
  * @in_exec: in execve(), between unwind_deferred_exec_begin() and _end()
+ * @time_walk: a request of this entry context came from NMI: the walk is
+ *	       timed for the requester's sample-time throttle
  * @cache: the walk, allocated on the task's first walk
  * @work: the task work that walks the stack and runs the callbacks
  */
@@ -39,6 +41,7 @@ struct unwind_task_info {
 	struct unwind_user_regs	regs;
 	unsigned int		max_entries;
 	bool			in_exec;
+	bool			time_walk;
 	struct unwind_cache	*cache;
 	struct callback_head	work;
 };

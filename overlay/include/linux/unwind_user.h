@@ -12,6 +12,8 @@ void unwind_user_save_regs(struct unwind_user_regs *regs);
 int unwind_user_start(struct unwind_user_state *state,
 		      const struct unwind_user_regs *from);
 int unwind_user_next(struct unwind_user_state *state);
+int unwind_user_walk(struct unwind_user_state *state,
+		     struct unwind_stacktrace *trace, unsigned int max_entries);
 int unwind_user(struct unwind_stacktrace *trace, unsigned int max_entries,
 		const struct unwind_user_regs *from);
 

@@ -21,8 +21,9 @@ enum unwind_user_type {
  * struct unwind_stacktrace - a user space call chain
  * @nr: number of valid entries
  * @entries: return addresses, innermost (the interrupted IP) first
- * @walk_ns: how long the deferred walk that filled @entries took; 0 when
- *	     it reused an earlier walk of the same entry context
+ * @walk_ns: how long the deferred walk that filled @entries took, when it
+ *	     was timed (an NMI request asked for it, or every walk is
+ *	     timed); 0 otherwise, and when it reused an earlier walk
  */
 struct unwind_stacktrace {
 	unsigned int	nr;

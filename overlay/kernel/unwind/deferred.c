@@ -84,6 +84,8 @@ static const char * const unwind_stat_names[NR_UNWIND_STATS] = {
 	[UNWIND_STAT_CACHED_SAMPLES]	= "cached_after_run",
 	[UNWIND_STAT_FRAMES]		= "frames",
 	[UNWIND_STAT_WALK_NS]		= "walk_ns",
+	[UNWIND_STAT_TIMED_WALKS]	= "timed_walks",
+	[UNWIND_STAT_TIMED_FRAMES]	= "timed_frames",
 	[UNWIND_STAT_STOP_FAULT]	= "stop_fault",
 	[UNWIND_STAT_STOP_BAD_FRAME]	= "stop_bad_frame",
 	[UNWIND_STAT_TRUNCATED]		= "truncated",
@@ -99,6 +101,13 @@ static const char * const unwind_stat_names[NR_UNWIND_STATS] = {
 };
 
 DEFINE_PER_CPU(struct unwind_stats, unwind_stats);
+
+/*
+ * Time every walk (debugfs unwind_deferred/time_walks), for the walk_ns
+ * counter. Off, only walks an NMI sample asked for are timed: two clock
+ * reads per walk are a tenth of a short walk's task work.
+ */
+static bool unwind_time_walks;
 
 /*
  * Called with interrupts disabled (or from NMI) on the current task. The
@@ -126,7 +135,11 @@ static u64 unwind_get_cookie(struct unwind_task_info *info)
 	return old ?: new;
 }
 
-/* The walk of this entry context must keep at least @nr entries. */
+/*
+ * The walk of this entry context must keep at least @nr entries. Only the
+ * task itself writes the field, from task, IRQ or NMI context on its own
+ * CPU: a CPU-local cmpxchg is enough.
+ */
 static void unwind_want_entries(struct unwind_task_info *info,
 				unsigned int nr)
 {
@@ -136,7 +149,7 @@ static void unwind_want_entries(struct unwind_task_info *info,
 	do {
 		if (old >= nr)
 			return;
-	} while (!try_cmpxchg(&info->max_entries, &old, nr));
+	} while (!try_cmpxchg_local(&info->max_entries, &old, nr));
 }
 
 /**
@@ -265,6 +278,9 @@ int unwind_deferred_request_max(struct unwind_work *work, u64 *cookie,
 	}
 	unwind_stat_inc(UNWIND_STAT_QUEUED);
 out:
+	/* The requester's throttle will want to know what the walk cost. */
+	if (ret >= 0 && in_nmi())
+		WRITE_ONCE(info->time_walk, true);
 	local_irq_restore(flags);
 	return ret;
 }
@@ -306,6 +322,7 @@ static void unwind_deferred_trace(struct unwind_task_info *info,
 {
 	struct unwind_cache *cache = info->cache;
 	unsigned int want;
+	bool timed;
 	u64 start;
 	int stop;
 
@@ -344,13 +361,18 @@ static void unwind_deferred_trace(struct unwind_task_info *info,
 	WRITE_ONCE(cache->valid, false);
 	barrier();
 
-	start = local_clock();
+	timed = READ_ONCE(unwind_time_walks) || READ_ONCE(info->time_walk);
+	start = timed ? local_clock() : 0;
 	stop = unwind_user(trace, want, &info->regs);
 	unwind_fixup_uretprobes(trace);
-	trace->walk_ns = local_clock() - start;
-	unwind_stat_add(UNWIND_STAT_WALK_NS, trace->walk_ns);
 	unwind_stat_inc(UNWIND_STAT_WALKS);
 	unwind_stat_add(UNWIND_STAT_FRAMES, trace->nr);
+	if (timed) {
+		trace->walk_ns = local_clock() - start;
+		unwind_stat_add(UNWIND_STAT_WALK_NS, trace->walk_ns);
+		unwind_stat_inc(UNWIND_STAT_TIMED_WALKS);
+		unwind_stat_add(UNWIND_STAT_TIMED_FRAMES, trace->nr);
+	}
 
 	switch (stop) {
 	case UNWIND_USER_END:
@@ -428,9 +450,13 @@ static bool unwind_deferred_run(struct unwind_task_info *info)
 	if (!todo)
 		return false;
 
-	local_irq_save(flags);
-	cookie = unwind_get_cookie(info);
-	local_irq_restore(flags);
+	/* Every request set it; a missing one is made as a request would. */
+	cookie = READ_ONCE(info->cookie);
+	if (unlikely(!cookie)) {
+		local_irq_save(flags);
+		cookie = unwind_get_cookie(info);
+		local_irq_restore(flags);
+	}
 
 	unwind_deferred_trace(info, &trace);
 
@@ -507,6 +533,7 @@ bool __unwind_reset_info(void)
 	WRITE_ONCE(info->cookie, 0);
 	WRITE_ONCE(info->done, 0);
 	WRITE_ONCE(info->max_entries, 0);
+	WRITE_ONCE(info->time_walk, false);
 	if (info->cache)
 		WRITE_ONCE(info->cache->valid, false);
 	/* Order the clearing above before requests may start again. */
@@ -728,6 +755,7 @@ static int __init unwind_deferred_debugfs_init(void)
 	struct dentry *dir = debugfs_create_dir("unwind_deferred", NULL);
 
 	debugfs_create_file("counters", 0444, dir, NULL, &unwind_counters_fops);
+	debugfs_create_bool("time_walks", 0644, dir, &unwind_time_walks);
 	return 0;
 }
 late_initcall(unwind_deferred_debugfs_init);

@@ -22,6 +22,8 @@
 #include <linux/unwind_deferred.h>
 #include <linux/unwind_user.h>
 
+#include <asm/tlb.h>
+
 #include "stats.h"
 
 static int unwind_try_first __read_mostly = 1;
@@ -31,21 +33,30 @@ static int unwind_try_first __read_mostly = 1;
  * @state: the walk state to fill
  *
  * For a caller about to ask for the deferred user stack of a sample that
- * interrupted the current task in user mode. The caller steps @state with
- * unwind_user_next(), stores the IPs as it goes (it may stop early at its
- * own entry limit), and asks unwind_deferred_try_end() whether the result
- * can be used.
+ * interrupted the current task in user mode. The caller walks @state with
+ * unwind_user_walk() (or steps it with unwind_user_next(), storing the IPs
+ * as it goes), and asks unwind_deferred_try_end() whether the result can
+ * be used.
  *
  * Context: IRQ or NMI context, interrupts disabled; reads user memory
  * without faulting and takes no lock.
  *
  * Return: true when @state is started; false when trying first is turned
- * off, the task has no user state to walk, or its mm may have SFrame
- * tables (the deferred walk reads them, which an interrupt cannot).
+ * off, the task has no user state to walk, its page tables are not the
+ * ones loaded (an NMI during a switch of address spaces), or its mm may
+ * have SFrame tables (the deferred walk reads them, which an interrupt
+ * cannot).
  */
 bool unwind_deferred_try_start(struct unwind_user_state *state)
 {
 	if (!READ_ONCE(unwind_try_first) || in_task())
+		return false;
+	/*
+	 * An NMI in the middle of a switch of address spaces may find
+	 * another mm's page tables loaded: the walk would read its memory.
+	 * Defer; the deferred walk runs in the task.
+	 */
+	if (!nmi_uaccess_okay())
 		return false;
 	if (unwind_user_start(state, NULL))
 		return false;

@@ -17,8 +17,9 @@
 #include <linux/unwind_user.h>
 #include <linux/uprobes.h>
 
-static void unwind_user_stop(struct unwind_user_state *state,
-			     enum unwind_user_stop why)
+/* Inline: the frame-pointer walk calls it inside a user access section. */
+static __always_inline void unwind_user_stop(struct unwind_user_state *state,
+					     enum unwind_user_stop why)
 {
 	state->done = true;
 	state->stop = why;
@@ -73,17 +74,33 @@ static bool unwind_user_may_fault(void)
 	return in_task() && !faulthandler_disabled() && !irqs_disabled();
 }
 
-/* Read @len bytes of user text at @addr; true when all of them were read. */
+/*
+ * Read @len bytes of user text at @addr; true when all of them were read.
+ * A few bytes: loaded one by one in a user access section, cheaper than a
+ * string copy. Without faults, a page that is not resident fails the read.
+ */
 static bool unwind_user_read_text(u8 *dst, unsigned long addr,
 				  unsigned int len, bool may_fault)
 {
-	const void __user *src = (const void __user *)addr;
+	const u8 __user *src = (const u8 __user *)addr;
+	bool ok = false;
+	unsigned int i;
 
 	if (!len)
 		return true;
-	if (may_fault)
-		return !copy_from_user(dst, src, len);
-	return !copy_from_user_nofault(dst, src, len);
+	if (!may_fault)
+		pagefault_disable();
+	if (!user_read_access_begin(src, len))
+		goto out;
+	for (i = 0; i < len; i++)
+		unsafe_get_user(dst[i], src + i, end);
+	ok = true;
+end:
+	user_read_access_end();
+out:
+	if (!may_fault)
+		pagefault_enable();
+	return ok;
 }
 
 /*
@@ -172,6 +189,27 @@ unwind_user_fp_topmost(struct unwind_user_state *state)
 }
 
 /*
+ * The last checks of every step, with the caller's return address in
+ * @state->ip: a zero one ends the walk, a kernel address is a bad frame;
+ * else the caller's frame (@cfa, @fp) becomes the current one.
+ */
+static __always_inline int unwind_user_take(struct unwind_user_state *state,
+					    unsigned long cfa, unsigned long fp)
+{
+	if (!state->ip) {
+		unwind_user_stop(state, UNWIND_USER_END);
+		return -ENOENT;
+	}
+	if (state->ip >= TASK_SIZE_MAX) {
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+		return -EINVAL;
+	}
+	state->sp = cfa;
+	state->fp = fp;
+	return 0;
+}
+
+/*
  * Take the step @frame describes: find the CFA, check it, and read the
  * return address and, where the frame saved it, the caller's frame pointer.
  * Every rule, whichever method found it, goes through the same checks.
@@ -247,17 +285,7 @@ static int unwind_user_apply(struct unwind_user_state *state,
 		}
 	}
 
-	if (!state->ip) {
-		unwind_user_stop(state, UNWIND_USER_END);
-		return -ENOENT;
-	}
-	if (state->ip >= TASK_SIZE_MAX) {
-		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
-		return -EINVAL;
-	}
-	state->sp = cfa;
-	state->fp = fp;
-	return 0;
+	return unwind_user_take(state, cfa, fp);
 
 fail:
 	unwind_user_stop(state, ret == -EFAULT ? UNWIND_USER_FAULT :
@@ -266,35 +294,52 @@ fail:
 }
 
 /*
+ * The checks of a native frame-pointer step before it reads the frame, as
+ * unwind_user_apply() makes them for the body rule (CFA two words above
+ * the frame pointer, which points at the saved frame pointer, the return
+ * address above it): the outermost frame clears the frame pointer; a
+ * stale, misaligned or non-user one is a bad frame.
+ *
+ * Return: why the walk ends, or -1 with *@cfa set when the frame may be
+ * read at @state->fp.
+ */
+static __always_inline int unwind_user_fp_check(const struct unwind_user_state *state,
+						unsigned long *cfa)
+{
+	unsigned long fp = state->fp, size = 2 * sizeof(long);
+
+	if (!fp)
+		return UNWIND_USER_END;
+	if (fp < state->sp || (fp & (sizeof(long) - 1)))
+		return UNWIND_USER_BAD_FRAME;
+	*cfa = fp + size;
+	/* The range check unwind_user_read_words() makes, size unknown. */
+	OPTIMIZER_HIDE_VAR(size);
+	if (*cfa <= state->sp || !access_ok((void __user *)fp, size))
+		return UNWIND_USER_BAD_FRAME;
+	return -1;
+}
+
+/*
  * The step of a native frame past the interrupted one, by frame pointers:
- * unwind_user_apply() with the body rule inlined (CFA two words above the
- * frame pointer, which points at the saved frame pointer, the return
- * address above it), the same checks in the same order and the same stop
- * reasons, without the rule's struct and the calls. Most frames of most
- * walks take this step.
+ * unwind_user_apply() with the body rule inlined, the same checks in the
+ * same order and the same stop reasons, without the rule's struct and the
+ * calls.
  */
 static __always_inline int unwind_user_fp_body(struct unwind_user_state *state)
 {
 	unsigned long __user *p = (unsigned long __user *)state->fp;
-	unsigned long fp = state->fp, cfa, nfp, nip;
-	unsigned long size = 2 * sizeof(long);
+	unsigned long cfa, nfp, nip;
+	int why = unwind_user_fp_check(state, &cfa);
 
-	if (!fp) {
-		unwind_user_stop(state, UNWIND_USER_END);
-		return -ENOENT;
+	if (why >= 0) {
+		unwind_user_stop(state, why);
+		return why == UNWIND_USER_END ? -ENOENT : -EINVAL;
 	}
-	if (fp < state->sp || (fp & (sizeof(long) - 1))) {
-		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
-		return -EINVAL;
-	}
-	cfa = fp + size;
-	if (cfa <= state->sp) {
-		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
-		return -EINVAL;
-	}
-	/* The range check unwind_user_read_words() makes, size unknown. */
-	OPTIMIZER_HIDE_VAR(size);
-	if (!user_read_access_begin(p, size)) {
+	/* The address passed the range check: mask it, or check again. */
+	if (can_do_masked_user_access()) {
+		p = masked_user_access_begin(p);
+	} else if (!user_read_access_begin(p, 2 * sizeof(long))) {
 		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
 		return -EINVAL;
 	}
@@ -303,22 +348,60 @@ static __always_inline int unwind_user_fp_body(struct unwind_user_state *state)
 	user_read_access_end();
 
 	state->ip = nip;
-	if (!nip) {
-		unwind_user_stop(state, UNWIND_USER_END);
-		return -ENOENT;
-	}
-	if (nip >= TASK_SIZE_MAX) {
-		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
-		return -EINVAL;
-	}
-	state->sp = cfa;
-	state->fp = nfp;
-	return 0;
+	return unwind_user_take(state, cfa, nfp);
 
 efault:
 	user_read_access_end();
 	unwind_user_stop(state, UNWIND_USER_FAULT);
 	return -EFAULT;
+}
+
+/*
+ * The frames past the interrupted one of a native walk by frame pointers
+ * alone, stored as they are found: the steps unwind_user_fp_body() takes,
+ * in one user access section instead of one per frame. Each frame passes
+ * the same checks first, and its address is then masked to user space, so
+ * that no load reaches kernel memory even speculatively, without a fence
+ * per frame. @state holds a frame whose IP is not stored yet; the walk
+ * stops as unwind_user_walk() does.
+ */
+static void unwind_user_fp_walk(struct unwind_user_state *state,
+				struct unwind_stacktrace *trace,
+				unsigned int max_entries)
+{
+	unsigned long __user *p = (unsigned long __user *)state->fp;
+	unsigned long cfa, nfp, nip;
+	bool full;
+	int why;
+
+	p = masked_user_access_begin(p);
+	for (;;) {
+		full = trace->nr == max_entries;
+		if (!full)
+			trace->entries[trace->nr++] = state->ip;
+		why = unwind_user_fp_check(state, &cfa);
+		if (why >= 0) {
+			unwind_user_stop(state, why);
+			break;
+		}
+		p = mask_user_address((unsigned long __user *)state->fp);
+		unsafe_get_user(nfp, p, efault);
+		unsafe_get_user(nip, p + 1, efault);
+		state->ip = nip;
+		if (unwind_user_take(state, cfa, nfp))
+			break;
+		/* Only a frame that really exists makes this a cut. */
+		if (full) {
+			unwind_user_stop(state, UNWIND_USER_TRUNCATED);
+			break;
+		}
+	}
+	user_read_access_end();
+	return;
+
+efault:
+	user_read_access_end();
+	unwind_user_stop(state, UNWIND_USER_FAULT);
 }
 
 static int unwind_user_next_fp(struct unwind_user_state *state)
@@ -508,6 +591,44 @@ int unwind_user_start(struct unwind_user_state *state,
 }
 
 /**
+ * unwind_user_walk - store the frames of a started walk
+ * @state: a walk started with unwind_user_start(), not stepped yet
+ * @trace: where to store the chain; @trace->nr entries are kept and the
+ *	   chain is stored after them, up to @max_entries in all
+ * @max_entries: the most entries @trace->entries holds, at least 1
+ *
+ * Stores the interrupted user IP followed by the return address of every
+ * frame found, innermost first. Context: as unwind_user_next().
+ *
+ * Return: why the walk ended (an enum unwind_user_stop value): the entry
+ * limit is %UNWIND_USER_TRUNCATED only when one more frame was found.
+ */
+int unwind_user_walk(struct unwind_user_state *state,
+		     struct unwind_stacktrace *trace, unsigned int max_entries)
+{
+	while (!state->done) {
+		/* Most walks: every frame past the first by frame pointers. */
+		if (can_do_masked_user_access() && !state->topmost &&
+		    state->ws == sizeof(long) &&
+		    state->available_types == UNWIND_USER_TYPE_FP) {
+			state->current_type = UNWIND_USER_TYPE_FP;
+			unwind_user_fp_walk(state, trace, max_entries);
+			break;
+		}
+		if (trace->nr == max_entries) {
+			/* Only a frame that really exists makes this a cut. */
+			if (!unwind_user_next(state))
+				unwind_user_stop(state, UNWIND_USER_TRUNCATED);
+			break;
+		}
+		trace->entries[trace->nr++] = state->ip;
+		if (unwind_user_next(state))
+			break;
+	}
+	return state->stop;
+}
+
+/**
  * unwind_user - walk the current task's user stack
  * @trace: where to store the chain; @trace->entries must hold @max_entries
  * @max_entries: the most entries to store, at least 1
@@ -530,17 +651,5 @@ int unwind_user(struct unwind_stacktrace *trace, unsigned int max_entries,
 	trace->nr = 0;
 	if (!max_entries || unwind_user_start(&state, from))
 		return -EINVAL;
-
-	while (!state.done) {
-		if (trace->nr == max_entries) {
-			/* Only a frame that really exists makes this a cut. */
-			if (!unwind_user_next(&state))
-				unwind_user_stop(&state, UNWIND_USER_TRUNCATED);
-			break;
-		}
-		trace->entries[trace->nr++] = state.ip;
-		if (unwind_user_next(&state))
-			break;
-	}
-	return state.stop;
+	return unwind_user_walk(&state, trace, max_entries);
 }

@@ -31,8 +31,12 @@ enum arch_unwind_user_fp_at {
 static inline int arch_unwind_user_match(const u8 *insn, unsigned int len,
 					 const u8 *pat, unsigned int plen)
 {
-	if (memcmp(insn, pat, min(len, plen)))
-		return 0;
+	unsigned int i, n = min(len, plen);
+
+	/* A few bytes: no out-of-line memcmp() on the walk's fixed path. */
+	for (i = 0; i < n; i++)
+		if (insn[i] != pat[i])
+			return 0;
 	return len >= plen ? 1 : -1;
 }
 

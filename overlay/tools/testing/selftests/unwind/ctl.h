@@ -19,6 +19,7 @@
 
 #define CTL_PATH	"/sys/kernel/debug/unwind_deferred_test/ctl"
 #define COUNTERS_PATH	"/sys/kernel/debug/unwind_deferred/counters"
+#define TIME_WALKS_PATH	"/sys/kernel/debug/unwind_deferred/time_walks"
 #define NR_SLOTS	40
 #define MAX_REQS	1024
 #define MAX_CBS		96
@@ -118,6 +119,17 @@ static long long counter(const char *name)
 	}
 	fclose(f);
 	return -1;
+}
+
+/* Time every deferred walk (1) or only those NMI samples ask for (0). */
+static inline void set_time_walks(int on)
+{
+	FILE *f = fopen(TIME_WALKS_PATH, "w");
+
+	if (!f)
+		return;
+	fprintf(f, "%d\n", on);
+	fclose(f);
 }
 
 /*
