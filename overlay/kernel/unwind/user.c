@@ -646,7 +646,8 @@ int unwind_user_walk(struct unwind_user_state *state,
 int unwind_user(struct unwind_stacktrace *trace, unsigned int max_entries,
 		const struct unwind_user_regs *from)
 {
-	struct unwind_user_state state;
+	/* unwind_user_start() clears it: no automatic zeroing before that. */
+	struct unwind_user_state state __uninitialized;
 
 	trace->nr = 0;
 	if (!max_entries || unwind_user_start(&state, from))
