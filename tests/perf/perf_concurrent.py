@@ -113,8 +113,14 @@ def check_file(name, data, depth_of, wanted):
                       not it['head'].startswith('deep_syscalls')]
     missing = [it for it in work if it.get('missing')]
     if missing:
-        raise Failed('%s: %d samples of the workloads got no user part, e.g. %s' %
-                     (name, len(missing), missing[0]['head']))
+        # Whether the ring buffers dropped anything tells a record lost to
+        # a slow reader (reported by the kernel) from one never written.
+        st = stats(data)
+        raise Failed('%s: %d samples of the workloads got no user part, e.g. %s '
+                     '(of %d samples and %d records; LOST %d, LOST_SAMPLES %d)' %
+                     (name, len(missing), missing[0]['head'].strip(),
+                      st.get('SAMPLE', 0), st.get('CALLCHAIN_DEFERRED', 0),
+                      st.get('LOST', 0), st.get('LOST_SAMPLES', 0)))
     per_tid = {}
     for it in read_samples(work):
         tid = tid_of(it['head'])
