@@ -31,6 +31,7 @@ delivered and is only reported.
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -154,13 +155,27 @@ def check_file(name, data, depth_of, wanted):
              len(others_missing)))
 
 
+def keep(data):
+    """Copy a failing session's file to the run folder ($RESULTS), where
+    it outlives the guest, and say where."""
+    dest = os.environ.get('RESULTS')
+    if not dest or not os.path.isdir(dest) or not os.path.exists(data):
+        return ''
+    dest = os.path.join(dest, 'concurrent-' + os.path.basename(data))
+    shutil.copyfile(data, dest)
+    return ' (file kept as %s)' % dest
+
+
 def check_session(se, depth_of, wanted):
     # timeout(1) ends the own session's workload and perf record exits
     # with its status (124); the others are stopped by SIGINT, which perf
     # record dies of once it wrote its file.
     if se.rc not in (0, 124, -signal.SIGINT) or re.search(r'error|killed', se.err, re.I):
         raise Failed('%s: perf record exited %d: %s' % (se.name, se.rc, se.err.strip()[-400:]))
-    print('# ' + check_file(se.name, se.data, depth_of, wanted))
+    try:
+        print('# ' + check_file(se.name, se.data, depth_of, wanted))
+    except Failed as e:
+        raise Failed(str(e) + keep(se.data)) from None
 
 
 def main():

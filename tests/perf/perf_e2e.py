@@ -25,6 +25,8 @@ import sys
 import tempfile
 import time
 
+import perfdata
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 PERF = os.path.join(ROOT, 'build', 'perf', 'perf')
 BASE_PERF = os.path.join(ROOT, 'build', 'perf-base', 'perf')
@@ -547,6 +549,39 @@ class Tests:
                          (deferred - missing, deferred))
         if 'defer-hold-size' not in err:
             raise Failed('perf did not say why samples lost their user part: %s' % err[-300:])
+
+    def test_records_out_of_clock_order_still_merge(self):
+        """CPU clocks that disagree: a record timed before some of its own
+        samples, or after the thread's next kernel entry, still merges."""
+        def chains(samples):
+            return sorted((it['head'], tuple(it['frames'])) for it in samples)
+
+        recorded = [it for it in script(self.deferred_file())[0] if 'record' not in it]
+        unmerged = {it['head'] for it in recorded if it.get('missing')}
+        for how in ('early', 'late'):
+            data = self.path('skew-%s.data' % how)
+            moved = perfdata.skew_records(self.data, data, how)
+            if moved < 20:
+                raise Failed('%s: only %d records could be moved' % (how, moved))
+            items, err = script(data)
+            samples = [it for it in items if 'record' not in it]
+            missing = [it for it in samples
+                       if it.get('missing') and it['head'] not in unmerged]
+            if missing:
+                raise Failed('%s by up to a kernel entry: %d of %d samples got no user '
+                             'part, e.g. %s; perf said: %s' %
+                             (how, len(missing), len(samples), missing[0]['head'].strip(),
+                              err.strip()[-300:]))
+            if chains(samples) != chains(recorded):
+                was = dict(chains(recorded))
+                wrong = [(h, f) for h, f in chains(samples) if was.get(h) != f]
+                h, f = wrong[0] if wrong else ('', ())
+                raise Failed('%s: %d samples, %d as recorded; %d chains differ, e.g. %s:\n'
+                             '  now %s\n  was %s' %
+                             (how, len(samples), len(recorded), len(wrong), h.strip(),
+                              [sym for _, sym in f], [sym for _, sym in was.get(h, ())]))
+            print('# %s: %d records moved; %d samples, merged as recorded' %
+                  (how, moved, len(samples)))
 
     def test_sframe_records_what_fp_defer_records(self):
         """--call-graph sframe sets the bits of fp,defer; bad depths are refused."""
