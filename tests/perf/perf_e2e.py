@@ -550,6 +550,68 @@ class Tests:
         if 'defer-hold-size' not in err:
             raise Failed('perf did not say why samples lost their user part: %s' % err[-300:])
 
+    def test_merging_survives_clocks_that_disagree(self):
+        """A file made here, with the orders of events that CPU clocks that
+        disagree give: every sample gets its own record's frames, and a
+        lost record costs only its samples, given up 100 ms on."""
+        us = 1000
+        a, b, c, d, e = 0x401000, 0x402000, 0x403000, 0x404000, 0x405000
+        events = [
+            # 178: the record goes to CPU 6 and, later by CPU 5's clock, to
+            # CPU 5; the next entry's first sample, on CPU 6, sorts between.
+            ('sample', 178, 178, 1 * us, 6, 0xe7a6),
+            ('sample', 178, 178, 2 * us, 6, 0xe7a6),
+            ('deferred', 178, 178, 5 * us, 6, 0xe7a6, [a, a + 8]),
+            ('sample', 178, 178, 5 * us, 6, 0x4ded7),
+            ('deferred', 178, 178, 6 * us, 5, 0xe7a6, [a, a + 8]),
+            ('sample', 178, 178, 9 * us, 6, 0x4ded7),
+            ('deferred', 178, 178, 10 * us, 6, 0x4ded7, [b]),
+            # 200: a per-task record written on CPU 1 sorts before its
+            # sample, taken on CPU 0.
+            ('deferred', 200, 200, 20 * us, 1, 0x200, [c, c + 8, c + 16]),
+            ('sample', 200, 200, 21 * us, 0, 0x200),
+            # 300: the record sorts after the next entry's first sample.
+            ('sample', 300, 300, 30 * us, 0, 0x300),
+            ('sample', 300, 300, 31 * us, 1, 0x301),
+            ('deferred', 300, 300, 32 * us, 0, 0x300, [d]),
+            ('deferred', 300, 300, 33 * us, 1, 0x301, [d + 8]),
+            # 400: the record was lost; the next entry's came.
+            ('sample', 400, 400, 40 * us, 0, 0x400),
+            ('sample', 400, 400, 41 * us, 0, 0x401),
+            ('deferred', 400, 400, 42 * us, 0, 0x401, [e]),
+            # 500, 150 ms on: by then 400's first sample was given up.
+            ('sample', 500, 500, 150000 * us, 1, 0x500),
+            ('deferred', 500, 500, 150001 * us, 1, 0x500, [e + 8]),
+        ]
+        comms = [('comm', t, t, 1, 0, 'skewed') for t in (178, 200, 300, 400, 500)]
+        data = self.path('skewed.data')
+        perfdata.write(data, comms + events)
+        frames = {(ev[2], ev[5]): [hex(ip) for ip in ev[6]]
+                  for ev in events if ev[0] == 'deferred'}
+        want = {(ev[2], ev[3] // us): frames.get((ev[2], ev[5]))
+                for ev in events if ev[0] == 'sample'}
+        items, err = script(data)
+        got = {}
+        for it in items:
+            m = re.match(r'\s*\S+\s+(\d+)\s+(\d+)\.(\d{6}):', it['head'])
+            if not m:
+                raise Failed('unexpected perf script line: %s' % it['head'])
+            key = (int(m.group(1)), int(m.group(2)) * 1000000 + int(m.group(3)))
+            got[key] = None if it.get('missing') else \
+                [hex(ip) for ip, _ in it['frames'] if ip < KERNEL_MIN]
+        if got != want:
+            bad = sorted(k for k in set(got) | set(want) if got.get(k, 0) != want.get(k, 0))
+            raise Failed('samples (tid, us) %s got %s, want %s; perf said: %s' %
+                         (bad, [got.get(k, 'nothing') for k in bad],
+                          [want.get(k, 'nothing') for k in bad], err.strip()[-300:]))
+        order = [k for k in got]
+        if order.index((400, 40)) > order.index((500, 150000)):
+            raise Failed('the sample whose record was lost waited to the end: %s' % order)
+        m = re.search(r'(\d+) of (\d+) samples got no deferred user callchain', err)
+        if not m or m.group(1) != '1':
+            raise Failed('perf did not say 1 sample went without: %s' % err.strip()[-300:])
+        print('# %d samples, each with its own record; perf said: %s' % (len(got), m.group(0)))
+
     def test_records_out_of_clock_order_still_merge(self):
         """CPU clocks that disagree: a record timed before some of its own
         samples, or after the thread's next kernel entry, still merges."""

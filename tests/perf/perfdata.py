@@ -45,31 +45,46 @@ class PerfData:
             struct.unpack_from('<8sQQQQQQ', self.buf)
         if magic != MAGIC:
             raise ValueError('%s is not a perf.data file (magic %r)' % (path, magic))
-        types = set()
         self.sample_id_all = True
+        self.by_id = {}
+        types = set()
         for off in range(a_off, a_off + a_size, attr_size):
             sample_type, _, flags = struct.unpack_from('<QQQ', self.buf, off + 24)
+            if sample_type & READ:
+                raise ValueError('%s: PERF_SAMPLE_READ is not handled' % path)
             types.add(sample_type)
             self.sample_id_all &= bool(flags & SAMPLE_ID_ALL)
-        if len(types) != 1:
-            raise ValueError('%s: events with different sample_type %s' %
-                             (path, sorted(types)))
-        self.sample_type = types.pop()
-        if self.sample_type & READ:
-            raise ValueError('%s: PERF_SAMPLE_READ is not handled' % path)
+            ids_off, ids_size = struct.unpack_from('<QQ', self.buf, off + attr_size - 16)
+            for i in range(ids_off, ids_off + ids_size, 8):
+                self.by_id[self._u64(i)] = sample_type
+        # Events that differ in sample_type tell theirs by PERF_SAMPLE_IDENTIFIER.
+        if len(types) > 1 and not all(t & IDENTIFIER for t in types):
+            raise ValueError('%s: events with different sample_type and no '
+                             'PERF_SAMPLE_IDENTIFIER' % path)
+        self.first_type = struct.unpack_from('<Q', self.buf, a_off + 24)[0]
+        self.sample_type = types.pop() if len(types) == 1 else None
         self.data = (d_off, d_size)
 
     def _u64(self, off):
         return struct.unpack_from('<Q', self.buf, off)[0]
 
+    def _type_of(self, type_, off, size):
+        if self.sample_type is not None:
+            return self.sample_type
+        at = off + 8 if type_ == RECORD_SAMPLE else off + size - 8
+        # perf's own synthesized records carry id 0: the first event's, to perf.
+        return self.by_id.get(self._u64(at), self.first_type)
+
     def records(self):
-        st = self.sample_type
         off, end = self.data[0], self.data[0] + self.data[1]
         while off < end:
             type_, _, size = struct.unpack_from('<IHH', self.buf, off)
             if size < 8:
                 raise ValueError('record of size %d at %#x' % (size, off))
             r = Record(off, type_)
+            st = 0
+            if type_ == RECORD_SAMPLE or (type_ < USER_TYPE_START and self.sample_id_all):
+                st = self._type_of(type_, off, size)
             if type_ == RECORD_SAMPLE:
                 p = off + 8 + 8 * bool(st & IDENTIFIER) + 8 * bool(st & IP)
                 if st & TID:
@@ -110,7 +125,7 @@ def skew_records(src, dst, how):
     the merging must not depend on that.  Return the number of records
     moved."""
     pd = PerfData(src)
-    if not pd.sample_type & TIME or not pd.sample_id_all:
+    if not pd.sample_id_all:
         raise ValueError('%s: records have no time' % src)
     recs = sorted((r for r in pd.records() if r.time is not None),
                   key=lambda r: (r.time, r.offset))
@@ -159,3 +174,52 @@ def skew_records(src, dst, how):
             f.seek(at)
             f.write(struct.pack('<Q', t))
     return len(moved)
+
+
+# A file made here: one software event with deferred callchains, records
+# given as ('comm', pid, tid, time, cpu, name), ('sample', pid, tid, time,
+# cpu, cookie), ('deferred', pid, tid, time, cpu, cookie, [user ips]), in
+# file order.  No feature sections: perf script reads it as it is.
+WRITE_TYPE = IP | TID | TIME | CPU | CALLCHAIN
+CONTEXT_KERNEL = (1 << 64) - 128
+KERNEL_IP = 0xffffffff81000000
+RECORD_COMM = 3
+
+
+def _sample_id(pid, tid, time, cpu):
+    return struct.pack('<IIQII', pid, tid, time, cpu, 0)
+
+
+def write(path, records):
+    attr = struct.pack('<IIQQQQQ', 1, 136, 0, 1000, WRITE_TYPE, 0,
+                       SAMPLE_ID_ALL | (1 << 38) | (1 << 39))
+    attr += b'\0' * (136 - len(attr))
+    data = b''
+    for r in records:
+        kind, pid, tid, time, cpu = r[:5]
+        if kind == 'comm':
+            body = struct.pack('<II16s', pid, tid, r[5].encode()) + \
+                _sample_id(pid, tid, time, cpu)
+            data += struct.pack('<IHH', RECORD_COMM, 0, 8 + len(body)) + body
+        elif kind == 'sample':
+            chain = [CONTEXT_KERNEL, KERNEL_IP, CONTEXT_USER_DEFERRED, r[5]]
+            body = struct.pack('<QIIQII', KERNEL_IP, pid, tid, time, cpu, 0) + \
+                struct.pack('<%dQ' % (1 + len(chain)), len(chain), *chain)
+            data += struct.pack('<IHH', RECORD_SAMPLE, 1, 8 + len(body)) + body
+        elif kind == 'deferred':
+            ips = r[6]
+            body = struct.pack('<QQ%dQ' % len(ips), r[5], len(ips), *ips) + \
+                _sample_id(pid, tid, time, cpu)
+            data += struct.pack('<IHH', RECORD_CALLCHAIN_DEFERRED, 2, 8 + len(body)) + body
+        else:
+            raise ValueError('unknown record kind %r' % kind)
+    header_size, attr_size = 104, 136 + 16
+    ids_at = header_size + attr_size
+    data_at = ids_at + 8
+    with open(path, 'wb') as f:
+        f.write(struct.pack('<8sQQQQQQQQ', MAGIC, header_size, attr_size,
+                            header_size, attr_size, data_at, len(data), 0, 0))
+        f.write(b'\0' * 32)                          # no features
+        f.write(attr + struct.pack('<QQ', ids_at, 8))
+        f.write(struct.pack('<Q', 1))               # the event's id
+        f.write(data)
