@@ -582,8 +582,21 @@ class Tests:
             # 500, 150 ms on: by then 400's first sample was given up.
             ('sample', 500, 500, 150000 * us, 1, 0x500),
             ('deferred', 500, 500, 150001 * us, 1, 0x500, [e + 8]),
+            # 600: a copy of an old record comes after its entry was given
+            # up; it must not cut short the wait of the thread's entry in a
+            # long system call, whose record comes 229 ms after its sample.
+            ('sample', 600, 600, 200000 * us, 0, 0x600),
+            ('deferred', 600, 600, 200001 * us, 0, 0x600, [a + 16]),
+            ('sample', 600, 600, 201000 * us, 0, 0x601),
+            ('sample', 700, 700, 310000 * us, 1, 0x700),
+            ('deferred', 700, 700, 310001 * us, 1, 0x700, [c]),
+            ('deferred', 600, 600, 311000 * us, 5, 0x600, [a + 16]),
+            ('sample', 700, 700, 420000 * us, 1, 0x701),
+            ('deferred', 600, 600, 430000 * us, 0, 0x601, [b + 8]),
+            ('deferred', 700, 700, 430001 * us, 1, 0x701, [c + 8]),
         ]
-        comms = [('comm', t, t, 1, 0, 'skewed') for t in (178, 200, 300, 400, 500)]
+        comms = [('comm', t, t, 1, 0, 'skewed')
+                 for t in (178, 200, 300, 400, 500, 600, 700)]
         data = self.path('skewed.data')
         perfdata.write(data, comms + events)
         frames = {(ev[2], ev[5]): [hex(ip) for ip in ev[6]]

@@ -21,9 +21,9 @@
  * sched_clock marked unstable, as on some virtual machines), a record can
  * come before some of its samples, or after samples of the thread's next
  * kernel entry.  So neither proves a record lost: an entry waits for
- * deferred_callchains_skew_ns of session time after the order could have
- * told.  A record is kept that long after its own time, for samples that
- * come after it; samples are given up that long after their thread showed
+ * DEFERRED_SKEW_NS of session time after the order could have told.  A
+ * record is kept that long after its own time, for samples that come after
+ * it; samples are given up that long after a sample of their thread showed
  * another cookie.  A sample is resolved against its thread's maps when it
  * is delivered: with its record, or at once when the record came first.
  *
@@ -32,8 +32,8 @@
  * session ends (a task that was in the kernel when the recording stopped)
  * leaves the same way.  Every sample is delivered once, merged or not, and
  * the session counts both.  Without timestamps (no PERF_SAMPLE_TIME) there
- * is no order to reason about: samples are given up as soon as their
- * thread shows another cookie, and records are not kept.
+ * is no order to reason about: samples are given up as soon as a sample of
+ * their thread shows another cookie, and records are not kept.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -211,7 +211,7 @@ static int deferred_sample__merge_deliver(struct evlist *evlist,
 static int deferred_sample__deliver(struct deferred_sample *ds, struct evlist *evlist,
 				    const struct perf_tool *tool,
 				    struct ip_callchain *record,
-				    deferred_deliver_fn deliver)
+				    deferred_deliver_fn deliver, bool evicted)
 {
 	union perf_event *event = (union perf_event *)ds->event;
 	struct perf_sample sample;
@@ -225,6 +225,8 @@ static int deferred_sample__deliver(struct deferred_sample *ds, struct evlist *e
 		err = err ?: -EINVAL;
 		goto out;
 	}
+	if (evicted)
+		evlist->stats.nr_deferred_evicted++;
 	err = deferred_sample__merge_deliver(evlist, tool, event, &sample, evsel,
 					     ds->machine, record, deliver);
 out:
@@ -249,11 +251,10 @@ static int deferred_entry__deliver(struct deferred_callchains *dc,
 		int ret;
 
 		dc->bytes -= ds->size;
-		if (evicted)
-			evlist->stats.nr_deferred_evicted++;
 		if (e->record)
 			e->claimed = true;
-		ret = deferred_sample__deliver(ds, evlist, tool, e->record, deliver);
+		ret = deferred_sample__deliver(ds, evlist, tool, e->record, deliver,
+					       evicted);
 		if (ret && !err)
 			err = ret;
 	}
@@ -283,14 +284,12 @@ static int deferred_entry__finish(struct deferred_callchains *dc,
 	return err;
 }
 
-/* Give @e up at session time @when, unless it goes earlier already. */
+/* Give @e up at session time @when. */
 static void deferred_entry__expire_at(struct deferred_callchains *dc,
 				      struct deferred_entry *e, u64 when)
 {
 	struct deferred_entry *pos;
 
-	if (e->expires && e->expires <= when)
-		return;
 	if (e->expires)
 		list_del(&e->expiry);
 	e->expires = when ?: 1;
@@ -331,17 +330,18 @@ static int deferred_callchains__expire(struct deferred_callchains *dc,
 
 /*
  * The entry of @tid's kernel entry @cookie, made if there is none yet.
- * A new one is the thread's newest: its previous newest waits at most
- * DEFERRED_SKEW_NS more, or not at all without timestamps.
+ * Made for a sample (@newest), it is the thread's newest: the previous
+ * newest waits at most DEFERRED_SKEW_NS more, or not at all without
+ * timestamps. A record, which may be a late copy of an older entry's,
+ * moves nothing.
  */
 static int deferred_entry__get(struct deferred_callchains *dc, struct evlist *evlist,
 			       const struct perf_tool *tool, u64 cookie, u32 tid,
-			       u64 now, deferred_deliver_fn deliver,
+			       u64 now, bool newest, deferred_deliver_fn deliver,
 			       struct deferred_entry **entry)
 {
 	struct deferred_key key = { .cookie = cookie, .tid = tid };
 	struct deferred_entry *e = NULL, *prev = NULL;
-	int err = 0;
 
 	if (hashmap__find(dc->by_key, &key, &e)) {
 		*entry = e;
@@ -357,15 +357,17 @@ static int deferred_entry__get(struct deferred_callchains *dc, struct evlist *ev
 		return -ENOMEM;
 	}
 	list_add_tail(&e->node, &dc->entries);
-	/* Without memory for it, the thread's older entry waits longer. */
-	if (hashmap__set(dc->by_tid, tid, e, NULL, &prev))
-		prev = NULL;
-	if (prev && now == NO_TIME)
-		err = deferred_entry__finish(dc, prev, evlist, tool, deliver, false);
-	else if (prev)
-		deferred_entry__expire_at(dc, prev, now + DEFERRED_SKEW_NS);
 	*entry = e;
-	return err;
+
+	/* Without a thread, or memory for it, the older entry waits longer. */
+	if (!newest || tid == (u32)-1 ||
+	    hashmap__set(dc->by_tid, tid, e, NULL, &prev) || !prev)
+		return 0;
+	if (now == NO_TIME)
+		return deferred_entry__finish(dc, prev, evlist, tool, deliver, false);
+	if (!prev->expires || prev->expires > now + DEFERRED_SKEW_NS)
+		deferred_entry__expire_at(dc, prev, now + DEFERRED_SKEW_NS);
+	return 0;
 }
 
 /**
@@ -399,7 +401,7 @@ int deferred_callchains__hold(struct evlist *evlist, const struct perf_tool *too
 	err = deferred_callchains__expire(dc, evlist, tool, sample->time, deliver);
 	if (!err)
 		err = deferred_entry__get(dc, evlist, tool, sample->deferred_cookie,
-					  sample->tid, sample->time, deliver, &e);
+					  sample->tid, sample->time, true, deliver, &e);
 	if (err)
 		return err;
 
@@ -451,7 +453,8 @@ deferred_entry__find_cookie(struct deferred_callchains *dc, u64 cookie)
  *
  * The record's frames are kept DEFERRED_SKEW_NS of session time, for
  * samples that come after it.  A record no sample gets (a second
- * defer_output event, samples that were lost) is counted when it goes.
+ * defer_output event, samples that were lost or given up) is counted when
+ * it goes.
  *
  * Return: 0 or the first error of a delivery or allocation.
  */
@@ -471,16 +474,27 @@ int deferred_callchains__record(struct evlist *evlist, const struct perf_tool *t
 	if (err)
 		return err;
 	if (record->tid == (u32)-1) {
+		/* A linear search: records without a thread are rare. */
 		e = deferred_entry__find_cookie(dc, record->deferred_cookie);
-		if (!e) {
-			evlist->stats.nr_deferred_unmatched++;
-			return 0;
-		}
 	} else {
+		struct deferred_key key = {
+			.cookie = record->deferred_cookie,
+			.tid = record->tid,
+		};
+
+		if (!hashmap__find(dc->by_key, &key, &e))
+			e = NULL;
+	}
+	if (!e && record->time != NO_TIME && record->tid != (u32)-1) {
+		/* Kept for samples that sort after it. */
 		err = deferred_entry__get(dc, evlist, tool, record->deferred_cookie,
-					  record->tid, record->time, deliver, &e);
+					  record->tid, record->time, false, deliver, &e);
 		if (err)
 			return err;
+	}
+	if (!e) {
+		evlist->stats.nr_deferred_unmatched++;
+		return 0;
 	}
 	if (e->record) {
 		/* Another event's copy of the same record. */
@@ -500,7 +514,9 @@ int deferred_callchains__record(struct evlist *evlist, const struct perf_tool *t
 
 		return err ?: ret;
 	}
-	deferred_entry__expire_at(dc, e, record->time + DEFERRED_SKEW_NS);
+	/* Kept at least that long, also when given up earlier meanwhile. */
+	if (!e->expires || e->expires < record->time + DEFERRED_SKEW_NS)
+		deferred_entry__expire_at(dc, e, record->time + DEFERRED_SKEW_NS);
 	return err;
 }
 
