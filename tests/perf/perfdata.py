@@ -75,6 +75,16 @@ class PerfData:
         # perf's own synthesized records carry id 0: the first event's, to perf.
         return self.by_id.get(self._u64(at), self.first_type)
 
+    def _tid_time(self, r, st, p):
+        """Read the TID and TIME fields at @p into @r; return what follows."""
+        if st & TID:
+            r.tid = struct.unpack_from('<I', self.buf, p + 4)[0]
+            p += 8
+        if st & TIME:
+            r.time_at, r.time = p, self._u64(p)
+            p += 8
+        return p
+
     def records(self):
         off, end = self.data[0], self.data[0] + self.data[1]
         while off < end:
@@ -86,13 +96,8 @@ class PerfData:
             if type_ == RECORD_SAMPLE or (type_ < USER_TYPE_START and self.sample_id_all):
                 st = self._type_of(type_, off, size)
             if type_ == RECORD_SAMPLE:
-                p = off + 8 + 8 * bool(st & IDENTIFIER) + 8 * bool(st & IP)
-                if st & TID:
-                    r.tid = struct.unpack_from('<I', self.buf, p + 4)[0]
-                    p += 8
-                if st & TIME:
-                    r.time_at, r.time = p, self._u64(p)
-                    p += 8
+                p = self._tid_time(r, st, off + 8 + 8 * bool(st & IDENTIFIER) +
+                                   8 * bool(st & IP))
                 p += 8 * sum(bool(st & b) for b in (ADDR, ID, STREAM_ID, CPU, PERIOD))
                 if st & CALLCHAIN:
                     nr = self._u64(p)
@@ -102,13 +107,8 @@ class PerfData:
                 if type_ == RECORD_CALLCHAIN_DEFERRED:
                     r.cookie = self._u64(off + 8)
                 # The sample_id trailer: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER.
-                p = off + size - 8 * sum(bool(st & b) for b in
-                                         (TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER))
-                if st & TID:
-                    r.tid = struct.unpack_from('<I', self.buf, p + 4)[0]
-                    p += 8
-                if st & TIME:
-                    r.time_at, r.time = p, self._u64(p)
+                self._tid_time(r, st, off + size - 8 * sum(
+                    bool(st & b) for b in (TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER)))
             yield r
             off += size
 

@@ -146,7 +146,7 @@ static struct deferred_callchains *deferred_callchains(struct evlist *evlist)
 /**
  * sample__merge_deferred_callchain - give a sample the user part of its record
  * @sample: a sample whose callchain ends in the deferred marker and cookie
- * @record: the PERF_RECORD_CALLCHAIN_DEFERRED with the same cookie, parsed
+ * @user: the frames of the PERF_RECORD_CALLCHAIN_DEFERRED with that cookie
  *
  * Builds the chain a classic walk would have given: the sample's kernel
  * part, then PERF_CONTEXT_USER and the record's frames.  @sample->callchain
@@ -155,10 +155,10 @@ static struct deferred_callchains *deferred_callchains(struct evlist *evlist)
  * Return: 0, or -ENOMEM.
  */
 int sample__merge_deferred_callchain(struct perf_sample *sample,
-				     const struct perf_sample *record)
+				     const struct ip_callchain *user)
 {
 	u64 nr_kernel = sample->callchain->nr - 2;
-	u64 nr_user = record->callchain->nr;
+	u64 nr_user = user->nr;
 	struct ip_callchain *chain;
 	u64 nr = nr_kernel + (nr_user ? 1 + nr_user : 0);
 
@@ -169,7 +169,7 @@ int sample__merge_deferred_callchain(struct perf_sample *sample,
 	memcpy(chain->ips, sample->callchain->ips, nr_kernel * sizeof(u64));
 	if (nr_user) {
 		chain->ips[nr_kernel] = PERF_CONTEXT_USER;
-		memcpy(&chain->ips[nr_kernel + 1], record->callchain->ips,
+		memcpy(&chain->ips[nr_kernel + 1], user->ips,
 		       nr_user * sizeof(u64));
 	}
 	sample->callchain = chain;
@@ -190,10 +190,9 @@ static int deferred_sample__merge_deliver(struct evlist *evlist,
 					  struct ip_callchain *record,
 					  deferred_deliver_fn deliver)
 {
-	struct perf_sample frames = { .callchain = record };
 	int err;
 
-	if (record && sample__merge_deferred_callchain(sample, &frames) == 0)
+	if (record && sample__merge_deferred_callchain(sample, record) == 0)
 		evlist->stats.nr_deferred_merged++;
 	else
 		evlist->stats.nr_deferred_missing++;
@@ -328,6 +327,16 @@ static int deferred_callchains__expire(struct deferred_callchains *dc,
 	return err;
 }
 
+/* The entry of @tid's kernel entry @cookie, or NULL. */
+static struct deferred_entry *deferred_entry__find(struct deferred_callchains *dc,
+						   u64 cookie, u32 tid)
+{
+	struct deferred_key key = { .cookie = cookie, .tid = tid };
+	struct deferred_entry *e;
+
+	return hashmap__find(dc->by_key, &key, &e) ? e : NULL;
+}
+
 /*
  * The entry of @tid's kernel entry @cookie, made if there is none yet.
  * Made for a sample (@newest), it is the thread's newest: the previous
@@ -340,17 +349,18 @@ static int deferred_entry__get(struct deferred_callchains *dc, struct evlist *ev
 			       u64 now, bool newest, deferred_deliver_fn deliver,
 			       struct deferred_entry **entry)
 {
-	struct deferred_key key = { .cookie = cookie, .tid = tid };
-	struct deferred_entry *e = NULL, *prev = NULL;
+	struct deferred_entry *e, *prev = NULL;
 
-	if (hashmap__find(dc->by_key, &key, &e)) {
+	e = deferred_entry__find(dc, cookie, tid);
+	if (e) {
 		*entry = e;
 		return 0;
 	}
 	e = zalloc(sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	e->key = key;
+	e->key.cookie = cookie;
+	e->key.tid = tid;
 	INIT_LIST_HEAD(&e->samples);
 	if (hashmap__add(dc->by_key, &e->key, e)) {
 		free(e);
@@ -476,17 +486,10 @@ int deferred_callchains__record(struct evlist *evlist, const struct perf_tool *t
 	if (record->tid == (u32)-1) {
 		/* A linear search: records without a thread are rare. */
 		e = deferred_entry__find_cookie(dc, record->deferred_cookie);
+	} else if (record->time == NO_TIME) {
+		e = deferred_entry__find(dc, record->deferred_cookie, record->tid);
 	} else {
-		struct deferred_key key = {
-			.cookie = record->deferred_cookie,
-			.tid = record->tid,
-		};
-
-		if (!hashmap__find(dc->by_key, &key, &e))
-			e = NULL;
-	}
-	if (!e && record->time != NO_TIME && record->tid != (u32)-1) {
-		/* Kept for samples that sort after it. */
+		/* Made if need be: kept for samples that sort after it. */
 		err = deferred_entry__get(dc, evlist, tool, record->deferred_cookie,
 					  record->tid, record->time, false, deliver, &e);
 		if (err)

@@ -6,6 +6,7 @@
 
 struct evlist;
 struct evsel;
+struct ip_callchain;
 struct machine;
 struct perf_sample;
 struct perf_tool;
@@ -29,6 +30,6 @@ int deferred_callchains__flush(struct evlist *evlist, const struct perf_tool *to
 void deferred_callchains__delete(struct evlist *evlist);
 
 int sample__merge_deferred_callchain(struct perf_sample *sample,
-				     const struct perf_sample *record);
+				     const struct ip_callchain *user);
 
 #endif /* __PERF_CALLCHAIN_DEFERRED_H */
