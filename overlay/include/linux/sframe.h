@@ -19,9 +19,10 @@ int sframe_section_init(struct sframe_section *sec, unsigned long addr,
 int sframe_find(const struct sframe_section *sec, unsigned long ip,
 		struct unwind_user_frame *frame);
 
-int sframe_state_find(struct unwind_user_state *state, unsigned long ip,
-		      struct unwind_user_frame *frame);
-void sframe_count_frame(bool by_sframe);
+/* The rules of the walker's tables and their per-mm cache (tables.c). */
+int unwind_tables_rule(struct unwind_user_state *state, unsigned long ip,
+		       struct unwind_user_frame *frame);
+void unwind_tables_count_frame(const struct unwind_user_frame *frame);
 void sframe_counters_show(struct seq_file *m);
 void sframe_mm_free(struct mm_struct *mm);
 void sframe_mm_exec_mapped(struct vm_area_struct *vma);

@@ -8,6 +8,13 @@
 
 #include <asm/unwind_user.h>
 
+/* The methods a walk may use: frame pointers and the tables. */
+#define UNWIND_USER_TYPES_TABLES	(UNWIND_USER_TYPE_SFRAME | \
+					 UNWIND_USER_TYPE_EH_FRAME)
+
+unsigned int unwind_user_methods(void);
+unsigned int unwind_user_methods_built(void);
+int unwind_user_set_methods(unsigned int methods);
 void unwind_user_save_regs(struct unwind_user_regs *regs);
 int unwind_user_start(struct unwind_user_state *state,
 		      const struct unwind_user_regs *from);

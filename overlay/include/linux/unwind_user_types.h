@@ -3,6 +3,7 @@
 #define _LINUX_UNWIND_USER_TYPES_H
 
 #include <linux/bits.h>
+#include <linux/eh_frame_types.h>
 #include <linux/sframe_types.h>
 #include <linux/types.h>
 
@@ -15,6 +16,7 @@ enum unwind_user_type {
 	UNWIND_USER_TYPE_NONE	= 0,
 	UNWIND_USER_TYPE_FP	= BIT(0),
 	UNWIND_USER_TYPE_SFRAME	= BIT(1),
+	UNWIND_USER_TYPE_EH_FRAME = BIT(2),
 };
 
 /**
@@ -43,6 +45,11 @@ struct unwind_stacktrace {
  *	       @cfa_off, as in a realigned (DRAP) frame
  * @fp_in_frame: the caller's frame pointer is saved at the current frame
  *		 pointer + @fp_off rather than relative to the CFA
+ * @sigframe: a signal frame: the CFA is the interrupted stack pointer, the
+ *	      word at the stack pointer + @cfa_off (@cfa_deref is set); the
+ *	      interrupted IP and frame pointer are saved at the stack pointer
+ *	      + @ra_off and + @fp_off; that IP is exact, not a return address
+ * @type: the method that gave the rule (enum unwind_user_type)
  */
 struct unwind_user_frame {
 	s32	cfa_off;
@@ -51,6 +58,22 @@ struct unwind_user_frame {
 	bool	use_fp;
 	bool	cfa_deref;
 	bool	fp_in_frame;
+	bool	sigframe;
+	u8	type;
+};
+
+/**
+ * struct unwind_user_tables - the unwind tables of an executable mapping
+ * @text_start: start of the mapping
+ * @text_end: its end; @text_start == @text_end: no mapping looked up
+ * @sframe: its file's SFrame section; none when @sframe.text_end is 0
+ * @eh: its file's .eh_frame; none when @eh.table is 0
+ */
+struct unwind_user_tables {
+	unsigned long		text_start;
+	unsigned long		text_end;
+	struct sframe_section	sframe;
+	struct eh_frame_section	eh;
 };
 
 /**
@@ -101,12 +124,13 @@ struct unwind_user_regs {
  *	     set up its frame yet
  * @done: no further frame can be found; @stop says why
  * @stop: the reason the walk ended
- * @sframe: the SFrame section of the mapping the last IP looked up was in
- * @nosframe_start: start of the last range known to have no SFrame section
- * @nosframe_end: its end
- * @sframe_memo_ip: the last IP the SFrame table gave a rule for; 0: none
- * @sframe_memo: that rule (recursion meets the same return address in
- *		 frame after frame)
+ * @sigframes: signal frames crossed so far
+ * @tables: the unwind tables of the mapping the last IP looked up was in
+ * @notables_start: start of the last range known to have no tables
+ * @notables_end: its end
+ * @memo_ip: the last IP the tables gave a rule for; 0: none
+ * @memo: that rule (recursion meets the same return address in frame after
+ *	  frame)
  */
 struct unwind_user_state {
 	unsigned long		ip;
@@ -118,12 +142,13 @@ struct unwind_user_state {
 	bool			topmost;
 	bool			done;
 	enum unwind_user_stop	stop;
+	unsigned int		sigframes;
 #ifdef CONFIG_UNWIND_USER_SFRAME
-	struct sframe_section	sframe;
-	unsigned long		nosframe_start;
-	unsigned long		nosframe_end;
-	unsigned long		sframe_memo_ip;
-	struct unwind_user_frame sframe_memo;
+	struct unwind_user_tables tables;
+	unsigned long		notables_start;
+	unsigned long		notables_end;
+	unsigned long		memo_ip;
+	struct unwind_user_frame memo;
 #endif
 };
 

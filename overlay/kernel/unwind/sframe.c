@@ -16,9 +16,9 @@
 #include <linux/kernel.h>
 #include <linux/sframe.h>
 #include <linux/sizes.h>
-#include <linux/uaccess.h>
-#include <linux/unaligned.h>
 #include <linux/unwind_user.h>
+
+#include "uread.h"
 
 #define SFRAME_MAGIC			0xdee2
 #define SFRAME_VERSION_3		3
@@ -84,35 +84,6 @@ struct sframe_fde_attr {
 /* The most bytes of SFrame data a lookup will walk through. */
 #define SFRAME_MAX_SIZE		SZ_1G
 
-/*
- * Read @len bytes of the section at @addr: whole words, then the bytes
- * left, in one user access section. Reads are short (a header, a cursor's
- * 64 bytes), and a byte-wise string copy costs more than the walk itself
- * where "rep movsb" is slow (emulators, older CPUs).
- */
-static int sframe_read(void *dst, unsigned long addr, unsigned int len)
-{
-	const u8 __user *src = (const u8 __user *)addr;
-	unsigned int i = 0;
-	u8 *d = dst;
-	u64 w;
-
-	if (!user_read_access_begin(src, len))
-		return -EFAULT;
-	for (; len - i >= sizeof(w); i += sizeof(w)) {
-		unsafe_get_user(w, (const u64 __user *)(src + i), efault);
-		put_unaligned(w, (u64 *)(d + i));
-	}
-	for (; i < len; i++)
-		unsafe_get_user(d[i], src + i, efault);
-	user_read_access_end();
-	return 0;
-
-efault:
-	user_read_access_end();
-	return -EFAULT;
-}
-
 /**
  * sframe_section_init - check an SFrame section's header and note its parts
  * @sec: filled on success
@@ -137,7 +108,7 @@ int sframe_section_init(struct sframe_section *sec, unsigned long addr,
 	    addr >= TASK_SIZE_MAX || size > TASK_SIZE_MAX - addr ||
 	    text_start >= text_end)
 		return -EINVAL;
-	if (sframe_read(&h, addr, sizeof(h)))
+	if (unwind_read_user(&h, addr, sizeof(h)))
 		return -EFAULT;
 
 	if (le16_to_cpu(h.magic) != SFRAME_MAGIC)
@@ -199,7 +170,7 @@ static const u8 *sframe_take(struct sframe_cursor *cur, unsigned int len,
 	if (cur->pos < cur->buf_addr || off + len > cur->buf_len) {
 		cur->buf_len = min_t(unsigned long, cur->end - cur->pos,
 				     sizeof(cur->buf));
-		if (sframe_read(cur->buf, cur->pos, cur->buf_len)) {
+		if (unwind_read_user(cur->buf, cur->pos, cur->buf_len)) {
 			*err = -EFAULT;
 			return NULL;
 		}

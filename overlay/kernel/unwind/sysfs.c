@@ -2,27 +2,93 @@
 /*
  * /sys/kernel/unwind_user/methods: how the deferred user stack walk finds
  * callers, so that a profiler can tell before it records whether the
- * chains of code built without frame pointers will be right.
+ * chains of code built without frame pointers will be right; and the
+ * switch that turns a method off (and on again) without a reboot.
  */
 #include <linux/init.h>
 #include <linux/kobject.h>
+#include <linux/string.h>
 #include <linux/sysfs.h>
+#include <linux/unwind_user.h>
 
-/*
- * The deferred walk uses frame pointers everywhere and, with
- * CONFIG_UNWIND_USER_SFRAME, the SFrame table of each file that has one.
- */
+static const struct {
+	const char	*name;
+	unsigned int	type;
+} unwind_user_method_names[] = {
+	{ "fp",		UNWIND_USER_TYPE_FP },
+	{ "sframe",	UNWIND_USER_TYPE_SFRAME },
+	{ "eh_frame",	UNWIND_USER_TYPE_EH_FRAME },
+};
+
+/* The names of the methods in @methods, space-separated, and a newline. */
+static ssize_t unwind_user_methods_emit(char *buf, unsigned int methods)
+{
+	ssize_t len = 0;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(unwind_user_method_names); i++) {
+		if (!(methods & unwind_user_method_names[i].type))
+			continue;
+		len += sysfs_emit_at(buf, len, "%s%s", len ? " " : "",
+				     unwind_user_method_names[i].name);
+	}
+	len += sysfs_emit_at(buf, len, "\n");
+	return len;
+}
+
+/* The methods turned on: a frame pointer walk, and the tables in use. */
 static ssize_t methods_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
 {
-	return sysfs_emit(buf, "fp%s\n",
-			  IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) ? " sframe" : "");
+	return unwind_user_methods_emit(buf, unwind_user_methods() |
+					     UNWIND_USER_TYPE_FP);
 }
 
-static struct kobj_attribute methods_attr = __ATTR_RO(methods);
+/* A space-separated list of the methods to use, "fp" among them. */
+static ssize_t methods_store(struct kobject *kobj, struct kobj_attribute *attr,
+			     const char *buf, size_t count)
+{
+	char list[64], *p = list, *word;
+	unsigned int methods = 0, i;
+	int ret;
+
+	if (count >= sizeof(list))
+		return -EINVAL;
+	memcpy(list, buf, count);
+	list[count] = '\0';
+	while ((word = strsep(&p, " \t\n"))) {
+		if (!*word)
+			continue;
+		for (i = 0; i < ARRAY_SIZE(unwind_user_method_names); i++)
+			if (!strcmp(word, unwind_user_method_names[i].name))
+				break;
+		if (i == ARRAY_SIZE(unwind_user_method_names))
+			return -EINVAL;
+		methods |= unwind_user_method_names[i].type;
+	}
+	/* Without frame pointers built in, "fp" names no method. */
+	if (!(unwind_user_methods_built() & UNWIND_USER_TYPE_FP))
+		methods &= ~UNWIND_USER_TYPE_FP;
+	ret = unwind_user_set_methods(methods);
+	return ret ? ret : count;
+}
+
+static struct kobj_attribute methods_attr = __ATTR_RW(methods);
+
+/* The methods this kernel was built with, whatever is turned off. */
+static ssize_t available_methods_show(struct kobject *kobj,
+				      struct kobj_attribute *attr, char *buf)
+{
+	return unwind_user_methods_emit(buf, unwind_user_methods_built() |
+					     UNWIND_USER_TYPE_FP);
+}
+
+static struct kobj_attribute available_methods_attr =
+	__ATTR_RO(available_methods);
 
 static struct attribute *unwind_user_attrs[] = {
 	&methods_attr.attr,
+	&available_methods_attr.attr,
 	NULL
 };
 

@@ -2,8 +2,9 @@
 /*
  * Walk the current task's user space stack from its saved user registers.
  *
- * Each frame is found by the IP's SFrame table where its file has one and
- * the walk may fault (kernel/unwind/sframe*.c), else by frame pointers.
+ * Each frame is found by the IP's file's unwind tables where it has them
+ * and the walk may fault (kernel/unwind/tables.c: SFrame, then .eh_frame),
+ * else by frame pointers.
  * Every step is checked before it is taken: the caller's frame must lie
  * strictly above the current one (so the walk cannot loop), its words must be
  * aligned and in user space, and the walk ends at the caller's entry limit.
@@ -16,6 +17,64 @@
 #include <linux/uaccess.h>
 #include <linux/unwind_user.h>
 #include <linux/uprobes.h>
+
+/* The methods built in, and those turned on (all, unless a user said). */
+#define UNWIND_USER_TYPES_BUILT						\
+	((IS_ENABLED(CONFIG_HAVE_UNWIND_USER_FP) ? UNWIND_USER_TYPE_FP : 0) |	\
+	 (IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) ? UNWIND_USER_TYPE_SFRAME : 0) | \
+	 (IS_ENABLED(CONFIG_UNWIND_USER_EH_FRAME) ? UNWIND_USER_TYPE_EH_FRAME : 0))
+
+static unsigned int unwind_user_enabled __read_mostly = UNWIND_USER_TYPES_BUILT;
+
+/**
+ * unwind_user_methods - the methods user stack walks may use
+ *
+ * Context: any.
+ *
+ * Return: the enum unwind_user_type bits of the methods built in and
+ * turned on.
+ */
+unsigned int unwind_user_methods(void)
+{
+	return READ_ONCE(unwind_user_enabled);
+}
+
+/**
+ * unwind_user_methods_built - the methods this kernel was built with
+ *
+ * Context: any.
+ *
+ * Return: enum unwind_user_type bits.
+ */
+unsigned int unwind_user_methods_built(void)
+{
+	return UNWIND_USER_TYPES_BUILT;
+}
+
+/**
+ * unwind_user_set_methods - turn walk methods on and off
+ * @methods: the enum unwind_user_type bits of the methods to use from now
+ *	     on; walks that have started keep theirs
+ *
+ * Frame pointers stay on where they are built in: the other methods fall
+ * back to them for code their tables do not cover.
+ *
+ * Context: any.
+ *
+ * Return: 0, or -EINVAL for a method not built in or without frame
+ * pointers.
+ */
+int unwind_user_set_methods(unsigned int methods)
+{
+	unsigned int built = UNWIND_USER_TYPES_BUILT;
+
+	if (methods & ~built)
+		return -EINVAL;
+	if ((built & UNWIND_USER_TYPE_FP) && !(methods & UNWIND_USER_TYPE_FP))
+		return -EINVAL;
+	WRITE_ONCE(unwind_user_enabled, methods);
+	return 0;
+}
 
 /* Inline: the frame-pointer walk calls it inside a user access section. */
 static __always_inline void unwind_user_stop(struct unwind_user_state *state,
@@ -209,6 +268,56 @@ static __always_inline int unwind_user_take(struct unwind_user_state *state,
 	return 0;
 }
 
+/* The most signal frames one walk crosses (nested handlers). */
+#define UNWIND_USER_MAX_SIGFRAMES	8
+
+/*
+ * The step out of a signal handler's frame: the interrupted state is the
+ * one the kernel saved in the signal frame on the stack, at the offsets
+ * from the stack pointer that @frame holds. That state may be on another
+ * stack (sigaltstack()), so the CFA need not grow here; the number of
+ * signal frames a walk crosses is bounded instead. The next frame's IP is
+ * the interrupted one, exact: the caller looks it up as it is.
+ */
+static int unwind_user_apply_signal(struct unwind_user_state *state,
+				    const struct unwind_user_frame *frame)
+{
+	unsigned long sp = state->sp, words[2], cfa, fp = state->fp;
+	unsigned int ws = state->ws;
+	int ret;
+
+	if (state->sigframes == UNWIND_USER_MAX_SIGFRAMES ||
+	    (sp & (ws - 1))) {
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+		return -EINVAL;
+	}
+	ret = unwind_user_read_words(sp + frame->cfa_off, ws, 1, words);
+	if (ret)
+		goto fail;
+	cfa = words[0];
+	ret = unwind_user_read_words(sp + frame->ra_off, ws, 1, words);
+	if (ret)
+		goto fail;
+	state->ip = words[0];
+	if (frame->fp_off) {
+		ret = unwind_user_read_words(sp + frame->fp_off, ws, 1, words);
+		if (ret)
+			goto fail;
+		fp = words[0];
+	}
+	if (!cfa || (cfa & (ws - 1)) || cfa >= TASK_SIZE_MAX) {
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+		return -EINVAL;
+	}
+	state->sigframes++;
+	return unwind_user_take(state, cfa, fp);
+
+fail:
+	unwind_user_stop(state, ret == -EFAULT ? UNWIND_USER_FAULT :
+					       UNWIND_USER_BAD_FRAME);
+	return ret;
+}
+
 /*
  * Take the step @frame describes: find the CFA, check it, and read the
  * return address and, where the frame saved it, the caller's frame pointer.
@@ -223,6 +332,8 @@ static int unwind_user_apply(struct unwind_user_state *state,
 	unsigned int ws = state->ws;
 	int ret;
 
+	if (frame->sigframe)
+		return unwind_user_apply_signal(state, frame);
 	if (frame->use_fp) {
 		/* The outermost frame clears the frame pointer. */
 		if (!state->fp) {
@@ -429,11 +540,11 @@ static int unwind_user_next_fp(struct unwind_user_state *state)
 }
 
 /*
- * The step the IP's SFrame table gives, where the IP's file has one.
- * Return: 1 when it has no row for the IP (frame pointers may have it);
- * otherwise as unwind_user_next().
+ * The step the tables of the IP's file give (SFrame, .eh_frame), where it
+ * has them. Return: 1 when they have no row for the IP (frame pointers may
+ * have it); otherwise as unwind_user_next().
  */
-static int unwind_user_next_sframe(struct unwind_user_state *state)
+static int unwind_user_next_table(struct unwind_user_state *state)
 {
 #ifdef CONFIG_UNWIND_USER_SFRAME
 	struct unwind_user_frame frame = { };
@@ -443,14 +554,19 @@ static int unwind_user_next_sframe(struct unwind_user_state *state)
 	/*
 	 * A caller's row is the one of its call instruction, which may be
 	 * the function's last; the interrupted frame's is that of the
-	 * instruction it stopped at (the probed one for a uprobe).
+	 * instruction it stopped at (the probed one for a uprobe), and so is
+	 * that of a frame a signal interrupted.
 	 */
 	ip = state->topmost ? unwind_user_text_ip(state->ip, &xol) :
 			      state->ip - 1;
-	ret = sframe_state_find(state, ip, &frame);
+	ret = unwind_tables_rule(state, ip, &frame);
 	switch (ret) {
 	case 0:
-		return unwind_user_apply(state, &frame);
+		state->current_type = frame.type;
+		ret = unwind_user_apply(state, &frame);
+		if (!ret)
+			unwind_tables_count_frame(&frame);
+		return ret;
 	case -ENOENT:
 		return 1;
 	case SFRAME_OUTERMOST:
@@ -474,18 +590,21 @@ static int unwind_user_next_sframe(struct unwind_user_state *state)
  * unwind_user_next - step to the caller of the current user frame
  * @state: a walk started with unwind_user_start()
  *
- * Tries the available methods in order of preference: SFrame, where the
- * IP's file has a table and page faults may be taken, then frame pointers.
+ * Tries the available methods in order of preference: the tables of the
+ * IP's file (SFrame, then .eh_frame) where it has them and page faults may
+ * be taken, then frame pointers. A signal frame that .eh_frame describes
+ * is crossed: the walk goes on with the state the signal interrupted.
  * Context: task, IRQ or NMI context of the task being walked; where page
  * faults are disabled, a frame (or the interrupted frame's text) that is
  * not resident ends the walk with %UNWIND_USER_FAULT. In task context the
- * task must not hold its mmap lock (SFrame tables are found under it).
+ * task must not hold its mmap lock (tables are found under it).
  *
  * Return: 0 when @state holds the caller's frame; a negative errno when the
  * walk is over, with @state->done set and @state->stop saying why.
  */
 int unwind_user_next(struct unwind_user_state *state)
 {
+	unsigned int sigframes = state->sigframes;
 	int ret = -ENOENT;
 
 	if (state->done)
@@ -497,26 +616,25 @@ int unwind_user_next(struct unwind_user_state *state)
 		return unwind_user_fp_body(state);
 	}
 
-	if (state->available_types & UNWIND_USER_TYPE_SFRAME) {
-		state->current_type = UNWIND_USER_TYPE_SFRAME;
-		ret = unwind_user_next_sframe(state);
+	if (state->available_types & UNWIND_USER_TYPES_TABLES) {
+		ret = unwind_user_next_table(state);
 		if (ret <= 0)
 			goto out;
 	}
 	if (state->available_types & UNWIND_USER_TYPE_FP) {
 		state->current_type = UNWIND_USER_TYPE_FP;
 		ret = unwind_user_next_fp(state);
+#ifdef CONFIG_UNWIND_USER_SFRAME
+		if (!ret && (state->available_types & UNWIND_USER_TYPES_TABLES))
+			unwind_tables_count_frame(NULL);
+#endif
 	} else {
 		unwind_user_stop(state, UNWIND_USER_END);
 		ret = -ENOENT;
 	}
 out:
-#ifdef CONFIG_UNWIND_USER_SFRAME
-	if (!ret && (state->available_types & UNWIND_USER_TYPE_SFRAME))
-		sframe_count_frame(state->current_type ==
-				   UNWIND_USER_TYPE_SFRAME);
-#endif
-	state->topmost = false;
+	/* A frame a signal interrupted is looked up as the first one is. */
+	state->topmost = !ret && state->sigframes != sigframes;
 	return ret;
 }
 
@@ -572,13 +690,14 @@ int unwind_user_start(struct unwind_user_state *state,
 	if (IS_ENABLED(CONFIG_HAVE_UNWIND_USER_FP))
 		state->available_types |= UNWIND_USER_TYPE_FP;
 	/*
-	 * SFrame has no ABI for compat tasks, its tables are found and read
-	 * where page faults may be taken, and an mm known to have none has
-	 * nothing to look up.
+	 * Tables are read for native tasks only (SFrame has no ABI for
+	 * compat tasks), they are found and read where page faults may be
+	 * taken, and an mm known to have none has nothing to look up.
 	 */
 	if (IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) && from->ws == sizeof(long) &&
 	    unwind_user_may_fault() && !sframe_mm_fp_only(current->mm))
-		state->available_types |= UNWIND_USER_TYPE_SFRAME;
+		state->available_types |= unwind_user_methods() &
+					  UNWIND_USER_TYPES_TABLES;
 	state->ip = from->ip;
 	state->sp = from->sp;
 	state->fp = from->fp;

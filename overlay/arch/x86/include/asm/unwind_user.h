@@ -170,4 +170,12 @@ static inline unsigned int arch_unwind_user_word_size(struct pt_regs *regs)
 #define ARCH_SFRAME_REG_FP		6	/* %rbp */
 #define ARCH_SFRAME_REG_SP		7	/* %rsp */
 
+/*
+ * .eh_frame on x86_64: the DWARF numbers of the frame and stack pointers
+ * and of the return address column (%rip).
+ */
+#define ARCH_EH_FRAME_REG_FP		6	/* %rbp */
+#define ARCH_EH_FRAME_REG_SP		7	/* %rsp */
+#define ARCH_EH_FRAME_REG_RA		16	/* %rip */
+
 #endif /* _ASM_X86_UNWIND_USER_H */

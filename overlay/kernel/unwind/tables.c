@@ -1,26 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Find the SFrame section of the file an IP is mapped from, with no help
- * from the program or its libc, and remember it per mm.
+ * The rule of a user frame by the unwind tables of the file its IP is
+ * mapped from: SFrame where the file's table covers the IP, else its
+ * .eh_frame; and what each mm remembers of the tables it has met.
  *
- * The first time a walk meets an executable file mapping, the file's ELF
- * and program headers are read (page cache, not user memory), and the one
- * PT_GNU_SFRAME segment, relocated by the mapping's load bias, gives the
- * section's user address. The section is then read where the process maps
- * it, with the same fault-tolerant accessors as the stack: it costs no
- * kernel memory per library.
- *
- * Each mm keeps a small table of what was found, "nothing" included, keyed
- * by the mapping's start and file offset and by the file's identity (not a
- * pointer to it). An entry is only used after the IP's VMA, looked up under
- * the mmap lock, has matched it; so a library unmapped, moved, or replaced
- * by another at the same address simply misses, with no hook in munmap or
- * mremap. A walk checks each mapping once (struct unwind_user_state keeps
- * the last one), and user memory and files are read with no lock held.
+ * The first time a walk meets an executable file mapping, the file's
+ * program headers say which tables it has (probe.c). Each mm keeps a small
+ * table of what was found, "nothing" included, keyed by the mapping's start
+ * and file offset and by the file's identity (not a pointer to it). An
+ * entry is only used after the IP's VMA, looked up under the mmap lock, has
+ * matched it; so a library unmapped, moved, or replaced by another at the
+ * same address simply misses, with no hook in munmap or mremap. A walk
+ * checks each mapping once (struct unwind_user_state keeps the last one),
+ * and user memory and files are read with no lock held. The rules of the
+ * return addresses met most recently are kept too, whichever table gave
+ * them.
  *
  * Context: task context of the walked task, where page faults may be taken.
  */
-#include <linux/elf.h>
+#include <linux/eh_frame.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/hash.h>
@@ -33,20 +31,14 @@
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/unwind_user.h>
 
 #include "stats.h"
-
-/* The program header of an SFrame section (not in 6.12's uapi elf.h). */
-#ifndef PT_GNU_SFRAME
-#define PT_GNU_SFRAME		(PT_LOOS + 0x474e554)
-#endif
-
-/* The most program headers read from a file. */
-#define SFRAME_MAX_PHDRS	128
+#include "tables.h"
 
 /*
  * The table of one mm: the rows of the return addresses met most recently,
- * then as many sections as fit in this many bytes.
+ * then as many mappings' tables as fit in this many bytes.
  */
 #define SFRAME_MM_BYTES		SZ_8K
 #define SFRAME_MM_ROWS		128	/* a power of two */
@@ -68,6 +60,11 @@ enum sframe_stat {
 	NR_SFRAME_STATS,
 };
 
+/*
+ * The sframe_ prefix is historical for the counters every table shares:
+ * files probed, their probing time, the mapping and row caches and frames
+ * by frame pointers count for every kind of table.
+ */
 static const char * const sframe_stat_names[NR_SFRAME_STATS] = {
 	[SFRAME_STAT_FRAMES]		= "sframe_frames",
 	[SFRAME_STAT_FP_FRAMES]		= "sframe_fp_frames",
@@ -109,8 +106,8 @@ struct sframe_key {
 struct sframe_entry {
 	struct sframe_key	key;
 	u64			last_used;	/* 0: the slot is free */
-	bool			found;		/* false: the file has none */
-	struct sframe_section	sec;
+	unsigned int		found;		/* enum unwind_user_type */
+	struct unwind_user_tables t;
 };
 
 /* The rule found for an IP, in a table indexed by a hash of the IP. */
@@ -126,14 +123,14 @@ struct sframe_row_memo {
  * @exec_gen counts the executable file mappings made since the table was
  * set up (written under the mmap lock held for writing); @verdict is
  * (@exec_gen + 1) << 1 as of the last check of every such mapping, with
- * bit 0 set when none of them had a section; @has_sframe is set once any
- * section was found, for the life of the mm. These three are read without
- * the lock, also from NMI.
+ * bit 0 set when none of them had a table; @has is the kinds of tables
+ * (enum unwind_user_type) found for the life of the mm. These three are
+ * read without the lock, also from NMI.
  */
 struct sframe_mm {
 	unsigned long		exec_gen;
 	unsigned long		verdict;
-	bool			has_sframe;
+	unsigned int		has;
 	spinlock_t		lock;		/* protects all below */
 	u64			clock;
 	unsigned int		nr;
@@ -141,24 +138,36 @@ struct sframe_mm {
 	struct sframe_entry	entries[];
 };
 
-/* Room for the sections of a program, ld.so, libc and a dozen more. */
+/* Room for the tables of a program, ld.so, libc and a dozen more. */
 static_assert(sizeof(struct sframe_mm) + 16 * sizeof(struct sframe_entry) <=
 	      SFRAME_MM_BYTES);
 
 /**
- * sframe_count_frame - count a frame a walk found
- * @by_sframe: the SFrame table gave it, else frame pointers did
+ * unwind_tables_count_frame - count a frame a walk that may use tables took
+ * @frame: the rule it took, or NULL for a frame-pointer step made without
+ *	   one
  *
- * Context: any; called by the walker of a task that may use SFrame.
+ * Context: any; called by the walker of a task that may use tables.
  */
-void sframe_count_frame(bool by_sframe)
+void unwind_tables_count_frame(const struct unwind_user_frame *frame)
 {
-	sframe_stat_add(by_sframe ? SFRAME_STAT_FRAMES :
-				    SFRAME_STAT_FP_FRAMES, 1);
+	switch (frame ? frame->type : UNWIND_USER_TYPE_FP) {
+	case UNWIND_USER_TYPE_SFRAME:
+		sframe_stat_add(SFRAME_STAT_FRAMES, 1);
+		break;
+#ifdef CONFIG_UNWIND_USER_EH_FRAME
+	case UNWIND_USER_TYPE_EH_FRAME:
+		eh_frame_count_frame(frame->sigframe);
+		break;
+#endif
+	default:
+		sframe_stat_add(SFRAME_STAT_FP_FRAMES, 1);
+		break;
+	}
 }
 
 /**
- * sframe_counters_show - print the SFrame counters, one "name value" a line
+ * sframe_counters_show - print the table counters, one "name value" a line
  * @m: the seq_file of the unwinder's debugfs counters file
  *
  * Context: task context.
@@ -171,10 +180,11 @@ void sframe_counters_show(struct seq_file *m)
 	seq_printf(m, "sframe_mm_entries %zu\n",
 		   (SFRAME_MM_BYTES - sizeof(struct sframe_mm)) /
 		   sizeof(struct sframe_entry));
+	eh_frame_counters_show(m);
 }
 
 /**
- * sframe_mm_free - free what an mm remembers of SFrame sections
+ * sframe_mm_free - free what an mm remembers of unwind tables
  * @mm: an mm being freed
  *
  * Context: any context that may free memory.
@@ -237,7 +247,8 @@ static struct sframe_entry *sframe_cache_find(struct sframe_mm *c,
 }
 
 static void sframe_cache_put(struct sframe_mm *c, const struct sframe_key *key,
-			     bool found, const struct sframe_section *sec)
+			     unsigned int found,
+			     const struct unwind_user_tables *t)
 {
 	struct sframe_entry *e, *lru = NULL;
 	unsigned int i;
@@ -255,11 +266,10 @@ static void sframe_cache_put(struct sframe_mm *c, const struct sframe_key *key,
 	}
 	e->key = *key;
 	e->found = found;
-	if (found)
-		e->sec = *sec;
+	e->t = *t;
 	e->last_used = ++c->clock;
 	/*
-	 * Rows are only used for IPs in a section a walk has just matched
+	 * Rows are only used for IPs in a mapping a walk has just matched
 	 * against its VMA. A new entry may replace a mapping whose rows are
 	 * still here (a library unmapped, another mapped at its address):
 	 * forget them all. Entries are only added when a walk meets a
@@ -275,7 +285,7 @@ static struct sframe_row_memo *sframe_row_slot(struct sframe_mm *c,
 	return &c->rows[hash_long(ip, ilog2(SFRAME_MM_ROWS))];
 }
 
-/* The rule for @ip if the mm found it recently, in a section still valid. */
+/* The rule for @ip if the mm found it recently, in a mapping still valid. */
 static bool sframe_row_get(struct sframe_mm *c, unsigned long ip,
 			   struct unwind_user_frame *frame)
 {
@@ -301,95 +311,48 @@ static void sframe_row_put(struct sframe_mm *c, unsigned long ip,
 	spin_unlock(&c->lock);
 }
 
-/*
- * Read @file's program headers and set @sec up from its PT_GNU_SFRAME
- * segment, relocated for the mapping @key describes. -ENOENT when the file
- * has no section; the errors of sframe_section_init() when it has a bad
- * one.
- */
-static int sframe_probe(struct file *file, const struct sframe_key *key,
-			unsigned long vm_end, struct sframe_section *sec)
+/* Count what a probe found; the kinds of tables usable (enum bits). */
+static unsigned int sframe_probe_count(const struct unwind_probe *res)
 {
-	const struct elf64_phdr *text = NULL, *sf = NULL;
-	unsigned long off, bias;
-	struct elf64_hdr eh;
-	struct elf64_phdr *ph;
-	loff_t pos = 0;
-	size_t len;
-	int i, ret;
+	unsigned int found = 0;
 
-	if (!(file->f_mode & FMODE_READ) || !S_ISREG(file_inode(file)->i_mode))
-		return -ENOENT;
-	if (key->vm_pgoff > ULONG_MAX >> PAGE_SHIFT)
-		return -ENOENT;
-	off = key->vm_pgoff << PAGE_SHIFT;
-
-	if (kernel_read(file, &eh, sizeof(eh), &pos) != sizeof(eh))
-		return -ENOENT;
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB ||
-	    eh.e_machine != ELF_ARCH ||
-	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
-	    eh.e_phentsize != sizeof(*ph) || !eh.e_phnum ||
-	    eh.e_phnum > SFRAME_MAX_PHDRS)
-		return -ENOENT;
-
-	len = eh.e_phnum * sizeof(*ph);
-	ph = kmalloc(len, GFP_KERNEL);
-	if (!ph)
-		return -ENOMEM;
-	pos = eh.e_phoff;
-	if (pos < 0 || kernel_read(file, ph, len, &pos) != len) {
-		ret = -ENOENT;
-		goto out;
+	switch (res->sframe) {
+	case 0:
+		sframe_stat_add(SFRAME_STAT_SECTIONS, 1);
+		found |= UNWIND_USER_TYPE_SFRAME;
+		break;
+	case -ENOENT:
+		break;
+	case -EPROTONOSUPPORT:
+		sframe_stat_add(SFRAME_STAT_REFUSED, 1);
+		break;
+	default:
+		sframe_stat_add(SFRAME_STAT_BAD_SECTIONS, 1);
+		break;
 	}
-
-	for (i = 0; i < eh.e_phnum; i++) {
-		const struct elf64_phdr *p = &ph[i];
-		u64 seg = p->p_offset & PAGE_MASK;
-
-		if (p->p_type == PT_GNU_SFRAME) {
-			if (sf) {
-				ret = -EINVAL;
-				goto out;
-			}
-			sf = p;
-		}
-		/* The executable segment this mapping's file offset is in. */
-		if (p->p_type == PT_LOAD && (p->p_flags & PF_X) && !text &&
-		    seg <= off && off - seg < p->p_filesz + (p->p_offset - seg))
-			text = p;
-	}
-	if (!sf || !text) {
-		ret = -ENOENT;
-		goto out;
-	}
-
-	/* Where file offset p_offset, at p_vaddr in the file, is mapped. */
-	bias = key->vm_start + text->p_offset - off - text->p_vaddr;
-	ret = sframe_section_init(sec, sf->p_vaddr + bias, sf->p_memsz,
-				  key->vm_start, vm_end);
-out:
-	kfree(ph);
-	return ret;
+	/* eh_frame_section_init() counts its own. */
+	if (!res->eh_frame)
+		found |= UNWIND_USER_TYPE_EH_FRAME;
+	return found;
 }
 
 /*
- * The SFrame section of the mapping @ip is in, into @sec: 0 when there is
- * one, -ENOENT with [*@start, *@end) a range known to have none, or
- * -ENOMEM when it could not be told now.
+ * The tables of the mapping @ip is in, into @t: the kinds found (enum
+ * unwind_user_type bits, 0 with [*@start, *@end) a range known to have
+ * none), or -ENOMEM when it could not be told now.
  */
-static int sframe_mm_lookup(unsigned long ip, struct sframe_section *sec,
+static int sframe_mm_lookup(unsigned long ip, struct unwind_user_tables *t,
 			    unsigned long *start, unsigned long *end)
 {
 	struct mm_struct *mm = current->mm;
 	struct sframe_mm *c = sframe_mm_get(mm);
 	struct vm_area_struct *vma;
+	struct unwind_probe res;
 	struct sframe_entry *e;
 	struct sframe_key key;
 	struct file *file;
 	unsigned long vm_end;
+	unsigned int found;
 	u64 t0;
 	int ret;
 
@@ -401,13 +364,13 @@ static int sframe_mm_lookup(unsigned long ip, struct sframe_section *sec,
 		mmap_read_unlock(mm);
 		*start = ip;
 		*end = ip + 1;
-		return -ENOENT;
+		return 0;
 	}
 	*start = vma->vm_start;
 	*end = vm_end = vma->vm_end;
 	if (!(vma->vm_flags & VM_EXEC) || !vma->vm_file) {
 		mmap_read_unlock(mm);
-		return -ENOENT;
+		return 0;
 	}
 
 	sframe_key_of(vma, &key);
@@ -415,15 +378,17 @@ static int sframe_mm_lookup(unsigned long ip, struct sframe_section *sec,
 	e = sframe_cache_find(c, &key);
 	if (e) {
 		e->last_used = ++c->clock;
-		ret = e->found ? 0 : -ENOENT;
-		if (e->found) {
-			*sec = e->sec;
-			sec->text_end = vm_end;
+		found = e->found;
+		if (found) {
+			*t = e->t;
+			t->text_end = vm_end;
+			if (found & UNWIND_USER_TYPE_SFRAME)
+				t->sframe.text_end = vm_end;
 		}
 		spin_unlock(&c->lock);
 		mmap_read_unlock(mm);
 		sframe_stat_add(SFRAME_STAT_CACHE_HITS, 1);
-		return ret;
+		return found;
 	}
 	spin_unlock(&c->lock);
 
@@ -432,89 +397,31 @@ static int sframe_mm_lookup(unsigned long ip, struct sframe_section *sec,
 	mmap_read_unlock(mm);
 
 	t0 = local_clock();
-	ret = sframe_probe(file, &key, vm_end, sec);
+	ret = unwind_tables_probe(file, key.vm_start, key.vm_pgoff, vm_end, t,
+				  &res);
 	fput(file);
 	sframe_stat_add(SFRAME_STAT_PROBE_NS, local_clock() - t0);
 	sframe_stat_add(SFRAME_STAT_FILES_PROBED, 1);
-
-	switch (ret) {
-	case 0:
-		sframe_stat_add(SFRAME_STAT_SECTIONS, 1);
-		WRITE_ONCE(c->has_sframe, true);
-		break;
-	case -ENOMEM:
+	if (ret == -ENOMEM)
 		return ret;	/* not the file's fault: ask again next time */
-	case -ENOENT:
-		break;
-	case -EPROTONOSUPPORT:
-		sframe_stat_add(SFRAME_STAT_REFUSED, 1);
-		ret = -ENOENT;
-		break;
-	default:
-		sframe_stat_add(SFRAME_STAT_BAD_SECTIONS, 1);
-		ret = -ENOENT;
-		break;
-	}
-	sframe_cache_put(c, &key, !ret, sec);
-	return ret;
+
+	found = ret ? 0 : sframe_probe_count(&res);
+	if (found)
+		WRITE_ONCE(c->has, READ_ONCE(c->has) | found);
+	sframe_cache_put(c, &key, found, t);
+	return found;
 }
 
-/**
- * sframe_state_find - the SFrame rule for a frame of the current task
- * @state: the walk, which remembers the last mapping looked up
- * @ip: the address to look up (see sframe_find())
- * @frame: filled with the rule on success
- *
- * Finds the section of the file @ip is mapped from (reading the file the
- * first time the mm meets it) and looks @ip up in it.
- *
- * Context: task context of the walked task, which must not hold its mmap
- * lock; may fault and sleep.
- *
- * Return: as sframe_find(), and -ENOENT when @ip's mapping has no section,
- * -ENOMEM.
- */
-int sframe_state_find(struct unwind_user_state *state, unsigned long ip,
-		      struct unwind_user_frame *frame)
+/* The SFrame rule, counted as SFrame's; -ENOENT lets .eh_frame try. */
+static int unwind_tables_sframe(const struct unwind_user_tables *t,
+				unsigned long ip,
+				struct unwind_user_frame *frame)
 {
-	struct sframe_section *sec = &state->sframe;
-	unsigned long start, end;
-	struct sframe_mm *c;
-	int ret;
+	int ret = sframe_find(&t->sframe, ip, frame);
 
-	if (ip >= state->nosframe_start && ip < state->nosframe_end)
-		return -ENOENT;
-	if (state->sframe_memo_ip && ip == state->sframe_memo_ip) {
-		*frame = state->sframe_memo;
-		return 0;
-	}
-	if (ip < sec->text_start || ip >= sec->text_end) {
-		ret = sframe_mm_lookup(ip, sec, &start, &end);
-		if (ret) {
-			sec->text_start = 0;
-			sec->text_end = 0;
-			if (ret == -ENOENT) {
-				state->nosframe_start = start;
-				state->nosframe_end = end;
-			}
-			return ret;
-		}
-	}
-
-	/* A section was found, so the table is set up. */
-	c = smp_load_acquire(&current->mm->sframe_cache);
-	if (ip && sframe_row_get(c, ip, frame)) {
-		sframe_stat_add(SFRAME_STAT_ROW_HITS, 1);
-		ret = 0;
-	} else {
-		ret = sframe_find(sec, ip, frame);
-		if (!ret && ip)
-			sframe_row_put(c, ip, frame);
-	}
 	switch (ret) {
 	case 0:
-		state->sframe_memo_ip = ip;
-		state->sframe_memo = *frame;
+		frame->type = UNWIND_USER_TYPE_SFRAME;
 		break;
 	case -ENOENT:
 		sframe_stat_add(SFRAME_STAT_LOOKUP_MISSES, 1);
@@ -529,12 +436,107 @@ int sframe_state_find(struct unwind_user_state *state, unsigned long ip,
 	return ret;
 }
 
+/*
+ * The rule of the tables @t has for @ip: SFrame first, .eh_frame for what
+ * it does not cover, each where @methods allows it.
+ */
+static int unwind_tables_find(const struct unwind_user_tables *t,
+			      unsigned int methods, unsigned long ip,
+			      struct unwind_user_frame *frame)
+{
+	int ret = -ENOENT;
+
+	if ((methods & UNWIND_USER_TYPE_SFRAME) && t->sframe.text_end) {
+		ret = unwind_tables_sframe(t, ip, frame);
+		if (ret != -ENOENT)
+			return ret;
+	}
+#ifdef CONFIG_UNWIND_USER_EH_FRAME
+	if ((methods & UNWIND_USER_TYPE_EH_FRAME) && t->eh.table) {
+		ret = eh_frame_find(&t->eh, ip, frame);
+		if (!ret)
+			frame->type = UNWIND_USER_TYPE_EH_FRAME;
+		else if (ret == EH_FRAME_OUTERMOST)
+			ret = SFRAME_OUTERMOST;
+	}
+#endif
+	return ret;
+}
+
+/**
+ * unwind_tables_rule - the rule of a user frame by its file's tables
+ * @state: the walk, which remembers the last mapping looked up; its
+ *	   @available_types says which tables may be used
+ * @ip: the address to look up: the interrupted IP (or one a signal frame
+ *	saved), or a return address minus one
+ * @frame: filled with the rule on success, its @type saying which table
+ *	   gave it
+ *
+ * Finds the tables of the file @ip is mapped from (reading the file's
+ * program headers the first time the mm meets it) and looks @ip up in
+ * them: SFrame where it covers @ip, else .eh_frame.
+ *
+ * Context: task context of the walked task, which must not hold its mmap
+ * lock; may fault and sleep.
+ *
+ * Return: 0; %SFRAME_OUTERMOST when the row marks the outermost frame;
+ * -ENOENT when no table covers @ip (frame pointers may); -EOPNOTSUPP when
+ * the row needs what a walk does not have; -EINVAL for bad data; -EFAULT;
+ * -ENOMEM.
+ */
+int unwind_tables_rule(struct unwind_user_state *state, unsigned long ip,
+		       struct unwind_user_frame *frame)
+{
+	struct unwind_user_tables *t = &state->tables;
+	unsigned long start, end;
+	struct sframe_mm *c;
+	int ret;
+
+	might_fault();
+	if (ip >= state->notables_start && ip < state->notables_end)
+		return -ENOENT;
+	if (state->memo_ip && ip == state->memo_ip) {
+		*frame = state->memo;
+		return 0;
+	}
+	if (ip < t->text_start || ip >= t->text_end) {
+		ret = sframe_mm_lookup(ip, t, &start, &end);
+		if (ret <= 0) {
+			t->text_start = 0;
+			t->text_end = 0;
+			if (!ret) {
+				state->notables_start = start;
+				state->notables_end = end;
+				ret = -ENOENT;
+			}
+			return ret;
+		}
+	}
+
+	/* Tables were found, so the mm's cache is set up. */
+	c = smp_load_acquire(&current->mm->sframe_cache);
+	if (ip && sframe_row_get(c, ip, frame) &&
+	    (frame->type & state->available_types)) {
+		sframe_stat_add(SFRAME_STAT_ROW_HITS, 1);
+		ret = 0;
+	} else {
+		ret = unwind_tables_find(t, state->available_types, ip, frame);
+		if (!ret && ip)
+			sframe_row_put(c, ip, frame);
+	}
+	if (!ret) {
+		state->memo_ip = ip;
+		state->memo = *frame;
+	}
+	return ret;
+}
+
 /**
  * sframe_mm_exec_mapped - note a mapping that may be a new executable file
  * @vma: a mapping mmap() made or mprotect() changed, with its mm's mmap lock
  *	 held for writing
  *
- * A file mapped executable since the last check may have a section, so the
+ * A file mapped executable since the last check may have tables, so the
  * mm is no longer known to have none.
  */
 void sframe_mm_exec_mapped(struct vm_area_struct *vma)
@@ -546,14 +548,15 @@ void sframe_mm_exec_mapped(struct vm_area_struct *vma)
 }
 
 /**
- * sframe_mm_fp_only - is the mm known to have no SFrame section?
+ * sframe_mm_fp_only - is the mm known to have no table a walk would use?
  * @mm: the current task's mm
  *
- * Context: any, NMI included; reads three words and takes no lock.
+ * Context: any, NMI included; reads four words and takes no lock.
  *
  * Return: true when every file the mm maps executable was checked and none
- * has a section, and the mm never had one: a walk by frame pointers alone
- * then gives exactly what a walk that may use SFrame gives.
+ * has a table of a method that is turned on, and the mm never had one: a
+ * walk by frame pointers alone then gives exactly what a walk that may use
+ * tables gives.
  */
 bool sframe_mm_fp_only(struct mm_struct *mm)
 {
@@ -561,19 +564,19 @@ bool sframe_mm_fp_only(struct mm_struct *mm)
 	struct sframe_mm *c = smp_load_acquire(&mm->sframe_cache);
 	unsigned long v;
 
-	if (!c || READ_ONCE(c->has_sframe))
+	if (!c || (READ_ONCE(c->has) & unwind_user_methods()))
 		return false;
 	v = READ_ONCE(c->verdict);
 	return (v & 1) && (v >> 1) == READ_ONCE(c->exec_gen) + 1;
 }
 
 /**
- * sframe_mm_settle - find out whether the current mm has SFrame sections
+ * sframe_mm_settle - find out whether the current mm has unwind tables
  *
  * Once per new executable file mapping, checks every executable file
- * mapping of the current mm for a section (reading the headers of files
- * not seen before, as a walk does), so that sframe_mm_fp_only() can tell.
- * An mm with more than %SFRAME_MM_CHECK_MAX such mappings, or a check that
+ * mapping of the current mm for tables (reading the headers of files not
+ * seen before, as a walk does), so that sframe_mm_fp_only() can tell. An
+ * mm with more than %SFRAME_MM_CHECK_MAX such mappings, or a check that
  * could not allocate, gets no verdict: it is walked as before.
  *
  * Context: task context of the current task, which must not hold its mmap
@@ -583,7 +586,7 @@ void sframe_mm_settle(void)
 {
 	struct mm_struct *mm = current->mm;
 	unsigned long starts[SFRAME_MM_CHECK_MAX], start, end, gen;
-	struct sframe_section sec;
+	struct unwind_user_tables t;
 	struct vm_area_struct *vma;
 	struct sframe_mm *c;
 	unsigned int n = 0, i;
@@ -592,7 +595,7 @@ void sframe_mm_settle(void)
 	if (!mm)
 		return;
 	c = sframe_mm_get(mm);
-	if (!c || READ_ONCE(c->has_sframe) ||
+	if (!c || (READ_ONCE(c->has) & unwind_user_methods()) ||
 	    (READ_ONCE(c->verdict) >> 1) == READ_ONCE(c->exec_gen) + 1)
 		return;
 
@@ -615,12 +618,11 @@ void sframe_mm_settle(void)
 	mmap_read_unlock(mm);
 
 	for (i = 0; !many && i < n; i++) {
-		switch (sframe_mm_lookup(starts[i], &sec, &start, &end)) {
-		case 0:		/* sets has_sframe */
+		int ret = sframe_mm_lookup(starts[i], &t, &start, &end);
+
+		/* Tables of a method turned off do not count. */
+		if (ret < 0 || (ret & unwind_user_methods()))
 			return;
-		case -ENOMEM:
-			return;
-		}
 	}
 	/* Checked; bit 0 only when every mapping was and none had one. */
 	WRITE_ONCE(c->verdict, ((gen + 1) << 1) | (many ? 0 : 1));

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _LINUX_EH_FRAME_TYPES_H
+#define _LINUX_EH_FRAME_TYPES_H
+
+#include <linux/types.h>
+
+/**
+ * struct eh_frame_section - the .eh_frame of a mapped file, in user memory
+ * @table: user address of the .eh_frame_hdr search table; 0: no section
+ * @hdr: user address of .eh_frame_hdr, which the table's entries are
+ *	 relative to
+ * @start: the lowest address a CIE or an FDE may have (.eh_frame's start)
+ * @end: the end of the segment that holds them
+ * @nr_fdes: entries in the search table
+ *
+ * Everything was read from the file's program headers and its
+ * .eh_frame_hdr, which the process owns: the addresses are in range of
+ * their segment, nothing more is known of them.
+ */
+struct eh_frame_section {
+	unsigned long	table;
+	unsigned long	hdr;
+	unsigned long	start;
+	unsigned long	end;
+	u32		nr_fdes;
+};
+
+#endif /* _LINUX_EH_FRAME_TYPES_H */

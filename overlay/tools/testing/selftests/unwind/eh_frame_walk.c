@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Deferred user stack walks through code built as distributions build it:
+ * -O2 -fomit-frame-pointer with gcc's default unwind tables, .eh_frame and
+ * no SFrame, found by its PT_GNU_EH_FRAME header with no help from libc.
+ * The call chain of table_chain.h, across a library the program needs and
+ * one it dlopens; through a signal handler back to the interrupted chain
+ * (on the signal's own stack and on an alternate one); with the method
+ * turned off at run time; and through libraries whose .eh_frame the tests
+ * damaged, one kind of damage each.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+
+#include "table_chain.h"
+
+#define METHODS_PATH	"/sys/kernel/unwind_user/methods"
+
+/* The methods file's contents into @buf; false when it cannot be read. */
+static bool methods_read(char *buf, size_t size)
+{
+	FILE *f = fopen(METHODS_PATH, "r");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fgets(buf, size, f) != NULL;
+	fclose(f);
+	return ok;
+}
+
+static int methods_write(const char *list)
+{
+	int fd = open(METHODS_PATH, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, list, strlen(list)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+FIXTURE(eh_frame) {
+	int fd;
+	struct results *res;
+	struct chain *c;
+	char methods[128];
+};
+
+FIXTURE_VARIANT(eh_frame) {
+	const char *ctx;
+	int depth;
+};
+
+FIXTURE_VARIANT_ADD(eh_frame, task_depth_3) { "task", 3 };
+FIXTURE_VARIANT_ADD(eh_frame, task_depth_16) { "task", 16 };
+FIXTURE_VARIANT_ADD(eh_frame, task_depth_40) { "task", 40 };
+FIXTURE_VARIANT_ADD(eh_frame, irq_depth_16) { "irq", 16 };
+FIXTURE_VARIANT_ADD(eh_frame, nmi_depth_40) { "nmi", 40 };
+
+#define NO_EH_FRAME "the kernel has no .eh_frame unwinder (CONFIG_UNWIND_USER_EH_FRAME)"
+
+FIXTURE_SETUP(eh_frame)
+{
+	self->methods[0] = '\0';
+	if (!ctl_open(_metadata, &self->fd, &self->res, (void **)&self->c,
+		      sizeof(*self->c)))
+		SKIP(return, NO_MODULE);
+	if (counter("eh_frame_frames") < 0)
+		SKIP(return, NO_EH_FRAME);
+	ASSERT_TRUE(methods_read(self->methods, sizeof(self->methods)));
+}
+
+FIXTURE_TEARDOWN(eh_frame)
+{
+	if (self->methods[0])
+		methods_write(self->methods);
+	ctl_close(self->fd, self->res, self->c, sizeof(*self->c));
+}
+
+/* Every frame of the chain comes from the program's .eh_frame. */
+TEST_F(eh_frame, chain_without_frame_pointers)
+{
+	long long before = counter("eh_frame_frames");
+	const struct cb *b;
+
+	ASSERT_NE(NULL, strstr(self->methods, "eh_frame")) {
+		TH_LOG("%s lists: %s", METHODS_PATH, self->methods);
+	}
+	b = walk_once(_metadata, self->fd, self->res, self->c, variant->ctx,
+		      variant->depth);
+	ASSERT_NE(NULL, b);
+	check_stack(_metadata, self->c, b);
+	EXPECT_LE(before + variant->depth + 1, counter("eh_frame_frames")) {
+		TH_LOG("eh_frame_frames grew by %lld for a chain of %d frames",
+		       counter("eh_frame_frames") - before, variant->depth + 2);
+	}
+}
+
+/*
+ * Turned off at run time, the method is not used: the walk falls back to
+ * frame pointers, which the poisoned %rbp stops after the first frames;
+ * turned on again, the chain is whole again.
+ */
+TEST_F(eh_frame, turned_off_and_on_at_run_time)
+{
+	long long before;
+	const struct cb *b;
+	char now[128];
+
+	ASSERT_EQ(0, methods_write("fp sframe"));
+	ASSERT_TRUE(methods_read(now, sizeof(now)));
+	EXPECT_EQ(NULL, strstr(now, "eh_frame")) TH_LOG("methods: %s", now);
+	before = counter("eh_frame_frames");
+	b = walk_once(_metadata, self->fd, self->res, self->c, variant->ctx,
+		      variant->depth);
+	ASSERT_NE(NULL, b);
+	EXPECT_EQ(before, counter("eh_frame_frames"));
+	EXPECT_GT(variant->depth + 2, (int)b->nr) {
+		TH_LOG("%u frames with .eh_frame turned off; frame pointers cannot find them",
+		       b->nr);
+	}
+
+	EXPECT_EQ(-EINVAL, methods_write("sframe eh_frame"));
+	EXPECT_EQ(-EINVAL, methods_write("fp dwarf"));
+	ASSERT_EQ(0, methods_write(self->methods));
+	b = walk_once(_metadata, self->fd, self->res, self->c, variant->ctx,
+		      variant->depth);
+	ASSERT_NE(NULL, b);
+	check_stack(_metadata, self->c, b);
+}
+
+FIXTURE(libs) {
+	int fd;
+	struct results *res;
+	struct chain *c;
+	void *lib;
+};
+
+FIXTURE_SETUP(libs)
+{
+	char path[4200];
+
+	self->lib = NULL;
+	if (!ctl_open(_metadata, &self->fd, &self->res, (void **)&self->c,
+		      sizeof(*self->c)))
+		SKIP(return, NO_MODULE);
+	if (counter("eh_frame_frames") < 0)
+		SKIP(return, NO_EH_FRAME);
+	lib_path(path, sizeof(path), "libeh_b.so");
+	self->lib = open_step(path, &self->c->lib_b);
+	ASSERT_NE(NULL, self->c->lib_b) TH_LOG("dlopen %s: %s", path, dlerror());
+	self->c->lib_a = sframe_lib_a_step;
+}
+
+FIXTURE_TEARDOWN(libs)
+{
+	if (self->lib)
+		dlclose(self->lib);
+	ctl_close(self->fd, self->res, self->c, sizeof(*self->c));
+}
+
+/* The chain crosses the DT_NEEDED library twice and the dlopen'd one. */
+TEST_F(libs, chain_crosses_needed_and_dlopened_libraries)
+{
+	long long sections = counter("eh_frame_sections");
+	const struct cb *b;
+
+	b = walk_once(_metadata, self->fd, self->res, self->c, "task",
+		      LIB_DEPTH);
+	ASSERT_NE(NULL, b);
+	check_stack(_metadata, self->c, b);
+	/* The dlopen'd library is met for the first time here. */
+	EXPECT_LT(sections, counter("eh_frame_sections"));
+}
+
+/*
+ * A signal taken at the bottom of one chain runs a handler that asks for
+ * the stack from the bottom of another. The walk must go through the
+ * handler's chain, the handler, the signal trampoline (the handler's
+ * return address, in libc), then the interrupted chain from the exact
+ * instruction the signal interrupted, to its end.
+ */
+static struct chain *sig_inner;
+static int sig_fd, sig_depth;
+static unsigned long sig_handler_ra;
+
+/*
+ * The handler descends its chain itself (descend() is inlined), so that
+ * the level-0 step returns into it and it returns to the trampoline.
+ */
+static __attribute__((noipa)) void on_signal(int sig)
+{
+	static const char cmd[] = "request task 0x1";
+	struct chain *c = sig_inner;
+
+	sig_handler_ra = RA();
+	memset(c, 0, sizeof(*c));
+	c->depth = sig_depth;
+	c->nr = __NR_write;
+	c->a0 = sig_fd;
+	c->a1 = (long)cmd;
+	c->a2 = sizeof(cmd) - 1;
+	descend(c, 0);
+}
+
+FIXTURE(signal) {
+	int fd;
+	struct results *res;
+	struct chain *c;
+	struct chain inner;
+	stack_t alt;
+};
+
+FIXTURE_VARIANT(signal) {
+	bool altstack;
+	int outer, inner;
+};
+
+FIXTURE_VARIANT_ADD(signal, same_stack) { false, 12, 5 };
+FIXTURE_VARIANT_ADD(signal, alternate_stack) { true, 12, 5 };
+FIXTURE_VARIANT_ADD(signal, deep_handler) { false, 3, 30 };
+
+FIXTURE_SETUP(signal)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	self->alt.ss_sp = NULL;
+	if (!ctl_open(_metadata, &self->fd, &self->res, (void **)&self->c,
+		      sizeof(*self->c)))
+		SKIP(return, NO_MODULE);
+	if (counter("eh_frame_frames") < 0)
+		SKIP(return, NO_EH_FRAME);
+	if (variant->altstack) {
+		self->alt.ss_size = 1 << 20;
+		self->alt.ss_sp = malloc(self->alt.ss_size);
+		ASSERT_NE(NULL, self->alt.ss_sp);
+		ASSERT_EQ(0, sigaltstack(&self->alt, NULL));
+		sa.sa_flags |= SA_ONSTACK;
+	}
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+}
+
+FIXTURE_TEARDOWN(signal)
+{
+	stack_t off = { .ss_flags = SS_DISABLE };
+
+	signal(SIGUSR1, SIG_DFL);
+	if (self->alt.ss_sp) {
+		sigaltstack(&off, NULL);
+		free(self->alt.ss_sp);
+	}
+	ctl_close(self->fd, self->res, self->c, sizeof(*self->c));
+}
+
+/* The frames a chain recorded, innermost first, into @want. */
+static int chain_frames(const struct chain *c, unsigned long *want)
+{
+	int i, n = 0;
+
+	want[n++] = leaf_ret_addr();
+	want[n++] = c->leaf_ra;
+	for (i = c->depth - 1; i >= 0; i--)
+		want[n++] = c->ras[i];
+	return n;
+}
+
+TEST_F(signal, handler_stack_reaches_the_interrupted_chain)
+{
+	unsigned long want[2 * MAX_DEPTH + 8];
+	long long crossed = counter("eh_frame_signal_frames");
+	struct sigaction now;
+	const struct cb *b;
+	int n, i;
+
+	sig_inner = &self->inner;
+	sig_fd = self->fd;
+	sig_depth = variant->inner;
+	ASSERT_EQ(0, ctl(self->fd, "clear"));
+	/* The signal is taken on the return from tgkill(), at the leaf. */
+	chain_syscall(self->c, variant->outer, __NR_tgkill, getpid(),
+		      gettid(), SIGUSR1);
+	ASSERT_EQ(0, self->c->ret);
+	ASSERT_EQ(0, self->inner.ret != (long)strlen("request task 0x1"));
+	ASSERT_EQ(0, read_results(self->fd, self->res));
+	ASSERT_EQ(1, self->res->ncb);
+	b = &self->res->cb[0];
+
+	/* The handler's chain, the handler, then the interrupted chain. */
+	n = chain_frames(&self->inner, want);
+	want[n++] = sig_handler_ra;
+	n += chain_frames(self->c, want + n);
+	ASSERT_EQ(0, sigaction(SIGUSR1, NULL, &now));
+	EXPECT_EQ((unsigned long)now.sa_restorer, sig_handler_ra) {
+		TH_LOG("the handler returns to %#lx, not to the restorer %#lx",
+		       sig_handler_ra, (unsigned long)now.sa_restorer);
+	}
+	ASSERT_GE((int)b->nr, n) {
+		TH_LOG("%u frames; the handler's and the interrupted chains have %d",
+		       b->nr, n);
+		for (i = 0; i < (int)b->nr; i++)
+			TH_LOG("  got %#llx", b->ips[i]);
+	}
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ((unsigned long long)want[i], b->ips[i]) {
+			TH_LOG("frame %d: want %#lx, got %#llx", i, want[i],
+			       b->ips[i]);
+		}
+	}
+	EXPECT_LT(crossed, counter("eh_frame_signal_frames"));
+}
+
+#include "eh_frame_hostile.h"
+
+TEST_HARNESS_MAIN
