@@ -471,7 +471,8 @@ static int eh_frame_read_cie(const struct eh_frame_section *sec,
 		return cur.err;
 	if (!len || len > EH_FRAME_MAX_ENTRY || len > before - cur.pos)
 		return -EINVAL;
-	cur.end = cie->end = cur.pos + len;
+	cie->end = cur.pos + len;
+	cur.end = cie->end;
 	if (eh_u(&cur, 4) != 0)		/* a CIE's id */
 		return cur.err ?: -EINVAL;
 	version = eh_u(&cur, 1);

@@ -24,7 +24,7 @@ static bool methods_read(char *buf, size_t size)
 
 	if (!f)
 		return false;
-	ok = fgets(buf, size, f) != NULL;
+	ok = !!fgets(buf, size, f);
 	fclose(f);
 	return ok;
 }

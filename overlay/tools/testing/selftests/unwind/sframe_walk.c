@@ -109,7 +109,6 @@ TEST_F(sframe, child_finds_its_own_tables_once)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
-
 FIXTURE(libs) {
 	int fd;
 	struct results *res;

@@ -252,8 +252,7 @@ static void lib_path(char *buf, size_t size, const char *name)
 	snprintf(buf, size, "%s/%s", dirname(exe), name);
 }
 
-static __attribute__((unused)) void *open_step(const char *path,
-						sframe_step_t *step)
+static void *open_step(const char *path, sframe_step_t *step)
 {
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 
