@@ -143,45 +143,6 @@ int sframe_section_init(struct sframe_section *sec, unsigned long addr,
 	return 0;
 }
 
-/* Decodes bytes of the FRE area in order, reading user memory in chunks. */
-struct sframe_cursor {
-	unsigned long	pos;		/* the next byte to decode */
-	unsigned long	end;		/* no byte at or past it is read */
-	unsigned long	buf_addr;	/* user address of buf[0] */
-	unsigned int	buf_len;
-	u8		buf[64];
-};
-
-/*
- * The next @len bytes, in the cursor's buffer (valid until the next take);
- * the buffer is refilled from user memory when they are not all in it.
- */
-static const u8 *sframe_take(struct sframe_cursor *cur, unsigned int len,
-			     int *err)
-{
-	unsigned long off = cur->pos - cur->buf_addr;
-	const u8 *p;
-
-	if (len > sizeof(cur->buf) || cur->pos > cur->end ||
-	    len > cur->end - cur->pos) {
-		*err = -EINVAL;
-		return NULL;
-	}
-	if (cur->pos < cur->buf_addr || off + len > cur->buf_len) {
-		cur->buf_len = min_t(unsigned long, cur->end - cur->pos,
-				     sizeof(cur->buf));
-		if (unwind_read_user(cur->buf, cur->pos, cur->buf_len)) {
-			*err = -EFAULT;
-			return NULL;
-		}
-		cur->buf_addr = cur->pos;
-		off = 0;
-	}
-	p = cur->buf + off;
-	cur->pos += len;
-	return p;
-}
-
 static u32 sframe_uval(const u8 *p, unsigned int size)
 {
 	switch (size) {
@@ -407,12 +368,12 @@ efault:
 int sframe_find(const struct sframe_section *sec, unsigned long ip,
 		struct unwind_user_frame *frame)
 {
-	struct sframe_cursor cur = { };
+	struct unwind_cursor cur;
 	struct sframe_row row = { };
 	unsigned int addr_size, k, w, nr;
 	u32 size, start, prev = 0, limit, off;
 	u8 info, info2, rep_size;
-	unsigned long func;
+	unsigned long func, fres_end;
 	const u8 *p;
 	u64 fres_off;
 	bool found = false;
@@ -420,14 +381,14 @@ int sframe_find(const struct sframe_section *sec, unsigned long ip,
 
 	if (ip < sec->text_start || ip >= sec->text_end)
 		return -ENOENT;
-	ret = sframe_find_fde(sec, ip, &func, &size, &fres_off, &cur.end);
+	ret = sframe_find_fde(sec, ip, &func, &size, &fres_off, &fres_end);
 	if (ret)
 		return ret;
 
-	cur.pos = sec->fres + fres_off;
-	p = sframe_take(&cur, sizeof(struct sframe_fde_attr), &ret);
+	unwind_cursor_init(&cur, sec->fres + fres_off, fres_end);
+	p = unwind_cursor_take(&cur, sizeof(struct sframe_fde_attr));
 	if (!p)
-		return ret;
+		return cur.err;
 	nr = get_unaligned_le16(p);
 	info = p[offsetof(struct sframe_fde_attr, info)];
 	info2 = p[offsetof(struct sframe_fde_attr, info2)];
@@ -453,9 +414,9 @@ int sframe_find(const struct sframe_section *sec, unsigned long ip,
 	for (k = 0; k < nr; k++) {
 		u8 fre_info;
 
-		p = sframe_take(&cur, addr_size + 1, &ret);
+		p = unwind_cursor_take(&cur, addr_size + 1);
 		if (!p)
-			return ret;
+			return cur.err;
 		start = sframe_uval(p, addr_size);
 		fre_info = p[addr_size];
 		/* Rows start in increasing order inside the function. */
@@ -468,9 +429,9 @@ int sframe_find(const struct sframe_section *sec, unsigned long ip,
 		row.info = fre_info;
 		row.nr = SFRAME_FRE_NR_WORDS(fre_info);
 		row.size = 1 << SFRAME_FRE_WORD_SIZE(fre_info);
-		p = sframe_take(&cur, row.nr * row.size, &ret);
+		p = unwind_cursor_take(&cur, row.nr * row.size);
 		if (!p)
-			return ret;
+			return cur.err;
 		for (w = 0; w < row.nr; w++)
 			row.raw[w] = sframe_uval(p + w * row.size, row.size);
 		found = true;

@@ -6,6 +6,7 @@
 #ifndef _KERNEL_UNWIND_UREAD_H
 #define _KERNEL_UNWIND_UREAD_H
 
+#include <linux/minmax.h>
 #include <linux/types.h>
 #include <linux/uaccess.h>
 #include <linux/unaligned.h>
@@ -41,6 +42,64 @@ static inline int unwind_read_user(void *dst, unsigned long addr,
 efault:
 	user_read_access_end();
 	return -EFAULT;
+}
+
+/*
+ * A cursor that decodes user memory in order, reading it in chunks: a
+ * table's bytes are decoded a few at a time, and a read per field would
+ * cost a user access section each.
+ */
+struct unwind_cursor {
+	unsigned long	pos;		/* the next byte to decode */
+	unsigned long	end;		/* no byte at or past it is read */
+	unsigned long	buf_addr;	/* user address of buf[0] */
+	unsigned int	buf_len;
+	int		err;		/* the first error; takes fail after it */
+	u8		buf[128];
+};
+
+static inline void unwind_cursor_init(struct unwind_cursor *cur,
+				      unsigned long pos, unsigned long end)
+{
+	cur->pos = pos;
+	cur->end = end;
+	cur->buf_addr = 0;
+	cur->buf_len = 0;
+	cur->err = 0;
+}
+
+/*
+ * The next @len bytes (at most the buffer's size), valid until the next
+ * take; the buffer is refilled from user memory when they are not all in
+ * it. NULL with cur->err set: -EINVAL past the end, -EFAULT when they
+ * cannot be read; every later take fails too.
+ */
+static inline const u8 *unwind_cursor_take(struct unwind_cursor *cur,
+					   unsigned int len)
+{
+	unsigned long off = cur->pos - cur->buf_addr;
+	const u8 *p;
+
+	if (cur->err)
+		return NULL;
+	if (len > sizeof(cur->buf) || cur->pos > cur->end ||
+	    len > cur->end - cur->pos) {
+		cur->err = -EINVAL;
+		return NULL;
+	}
+	if (cur->pos < cur->buf_addr || off + len > cur->buf_len) {
+		cur->buf_len = min_t(unsigned long, cur->end - cur->pos,
+				     sizeof(cur->buf));
+		if (unwind_read_user(cur->buf, cur->pos, cur->buf_len)) {
+			cur->err = -EFAULT;
+			return NULL;
+		}
+		cur->buf_addr = cur->pos;
+		off = 0;
+	}
+	p = cur->buf + off;
+	cur->pos += len;
+	return p;
 }
 
 #endif /* _KERNEL_UNWIND_UREAD_H */

@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Decode the call frame instructions of a CIE and an FDE of .eh_frame into
+ * the rule of the frame at one IP.
+ *
+ * What is decoded is a row table, not a program: the instructions are read
+ * in one forward pass (advance the location, set a rule, remember, restore)
+ * that stops at the IP, with their number and the remember stack capped.
+ * Only the rules a walk can follow are kept: the CFA (stack or frame
+ * pointer plus an offset), the return address and the caller's frame
+ * pointer. DWARF expressions are never evaluated: three fixed forms are
+ * recognised byte for byte (the .plt's CFA, a realigned frame's CFA and
+ * frame pointer, the signal trampoline's saved registers); a row that needs
+ * anything else ends the walk, and the reason is counted.
+ *
+ * Context: task context of the process that maps the section, where page
+ * faults may be taken; no lock may be held that a page fault takes.
+ */
+#include <linux/eh_frame.h>
+#include <linux/kernel.h>
+#include <linux/unwind_user.h>
+
+#include "eh_frame_decode.h"
+
+/* Call frame instructions (DWARF 4, 6.4.2), and the GNU ones in use. */
+#define DW_CFA_advance_loc		0x40
+#define DW_CFA_offset			0x80
+#define DW_CFA_restore			0xc0
+#define DW_CFA_nop			0x00
+#define DW_CFA_set_loc			0x01
+#define DW_CFA_advance_loc1		0x02
+#define DW_CFA_advance_loc2		0x03
+#define DW_CFA_advance_loc4		0x04
+#define DW_CFA_offset_extended		0x05
+#define DW_CFA_restore_extended		0x06
+#define DW_CFA_undefined		0x07
+#define DW_CFA_same_value		0x08
+#define DW_CFA_register			0x09
+#define DW_CFA_remember_state		0x0a
+#define DW_CFA_restore_state		0x0b
+#define DW_CFA_def_cfa			0x0c
+#define DW_CFA_def_cfa_register		0x0d
+#define DW_CFA_def_cfa_offset		0x0e
+#define DW_CFA_def_cfa_expression	0x0f
+#define DW_CFA_expression		0x10
+#define DW_CFA_offset_extended_sf	0x11
+#define DW_CFA_def_cfa_sf		0x12
+#define DW_CFA_def_cfa_offset_sf	0x13
+#define DW_CFA_val_offset		0x14
+#define DW_CFA_val_offset_sf		0x15
+#define DW_CFA_val_expression		0x16
+#define DW_CFA_GNU_args_size		0x2e
+#define DW_CFA_GNU_negative_offset_extended 0x2f
+
+/* The expression opcodes of the recognised forms. */
+#define DW_OP_deref		0x06
+#define DW_OP_breg(r)		(0x70 + (r))
+
+/* Where a register of the caller is, in the row of an IP. */
+enum eh_rule_kind {
+	EH_SAME,		/* unchanged (the initial rule) */
+	EH_UNDEFINED,		/* not recoverable: the outermost frame */
+	EH_AT_CFA,		/* saved at CFA + off */
+	EH_AT_FP,		/* saved at FP + off (a realigned frame) */
+	EH_AT_SP,		/* saved at SP + off (a signal frame) */
+	EH_UNSUP_REG,		/* in another register, or CFA-relative value */
+	EH_UNSUP_EXPR,		/* an expression of another form */
+};
+
+enum eh_cfa_kind {
+	EH_CFA_REG,		/* reg + off */
+	EH_CFA_DEREF,		/* the word at reg + off */
+	EH_CFA_PLT,		/* the .plt's: SP + 8, + 8 from @plt_lit on */
+	EH_CFA_UNSUP_EXPR,
+};
+
+struct eh_rule {
+	u8	kind;
+	s32	off;
+};
+
+struct eh_row {
+	u8		cfa_kind;
+	u8		cfa_reg;	/* DWARF number */
+	u8		plt_lit;
+	s32		cfa_off;
+	struct eh_rule	ra;
+	struct eh_rule	fp;
+};
+
+/* Decoding state of one lookup. */
+struct eh_exec {
+	struct eh_row	row;
+	struct eh_row	initial;	/* after the CIE: DW_CFA_restore */
+	struct eh_row	saved[EH_FRAME_MAX_STATES];
+	unsigned int	nr_saved;
+	unsigned int	insns;		/* instructions decoded so far */
+	unsigned long	loc;
+	unsigned long	ip;
+	const struct eh_cie *cie;
+};
+
+/* The rule of DWARF register @reg in @row, or NULL for one not tracked. */
+static struct eh_rule *eh_reg(struct eh_row *row, u64 reg)
+{
+	if (reg == ARCH_EH_FRAME_REG_RA)
+		return &row->ra;
+	if (reg == ARCH_EH_FRAME_REG_FP)
+		return &row->fp;
+	return NULL;
+}
+
+/* What an expression may be: the only forms a walk follows. */
+enum eh_expr_form {
+	EH_EXPR_OTHER,
+	EH_EXPR_BREG,		/* breg(SP or FP) N: an address */
+	EH_EXPR_BREG_DEREF,	/* ... deref: the word at that address */
+	EH_EXPR_PLT,		/* the .plt's CFA, below */
+};
+
+/*
+ * The .plt's CFA, as binutils writes it for every 16-byte entry:
+ * breg7 (rsp) 8; breg16 (rip) 0; lit15; and; lit11 (or lit10); ge;
+ * lit3; shl; plus. That is, SP + 8, plus 8 from byte 11 (10) of the entry
+ * on, where the entry has pushed its argument. Byte 6 is the literal.
+ */
+static const u8 eh_plt_expr[] = {
+	0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22
+};
+
+#define EH_PLT_LIT		6
+#define DW_OP_lit(n)		(0x30 + (n))
+
+/*
+ * Recognise the expression of @len bytes at the cursor, which moves past
+ * it: breg's register and offset into *@reg and *@off, the .plt's literal
+ * into *@lit. Nothing is evaluated; an expression of any other form is
+ * skipped.
+ */
+static enum eh_expr_form eh_expr(struct unwind_cursor *cur, u64 len, u8 *reg,
+				 s32 *off, u8 *lit)
+{
+	enum eh_expr_form form = EH_EXPR_OTHER;
+	unsigned long start = cur->pos, end;
+	const u8 *b;
+	u8 op;
+
+	if (cur->err || len > cur->end - cur->pos) {
+		cur->err = cur->err ?: -EINVAL;
+		return form;
+	}
+	end = start + len;
+	op = len ? eh_u(cur, 1) : 0;
+	if (op == DW_OP_breg(ARCH_EH_FRAME_REG_SP) ||
+	    op == DW_OP_breg(ARCH_EH_FRAME_REG_FP)) {
+		*reg = op - DW_OP_breg(0);
+		*off = eh_sleb(cur);
+		if (cur->pos == end)
+			form = EH_EXPR_BREG;
+		else if (cur->pos + 1 == end && eh_u(cur, 1) == DW_OP_deref)
+			form = EH_EXPR_BREG_DEREF;
+	}
+	if (form == EH_EXPR_OTHER && len == sizeof(eh_plt_expr)) {
+		cur->pos = start;
+		b = unwind_cursor_take(cur, len);
+		if (b && (b[EH_PLT_LIT] == DW_OP_lit(10) ||
+			  b[EH_PLT_LIT] == DW_OP_lit(11)) &&
+		    !memcmp(b, eh_plt_expr, EH_PLT_LIT) &&
+		    !memcmp(b + EH_PLT_LIT + 1, eh_plt_expr + EH_PLT_LIT + 1,
+			    len - EH_PLT_LIT - 1)) {
+			*lit = b[EH_PLT_LIT] - DW_OP_lit(0);
+			form = EH_EXPR_PLT;
+		}
+	}
+	cur->pos = end;
+	return form;
+}
+
+static void eh_def_cfa_expr(struct unwind_cursor *cur, struct eh_row *row)
+{
+	u64 len = eh_uleb(cur);
+	u8 reg = 0;
+	s32 off = 0;
+
+	switch (eh_expr(cur, len, &reg, &off, &row->plt_lit)) {
+	case EH_EXPR_BREG_DEREF:
+		row->cfa_kind = EH_CFA_DEREF;
+		row->cfa_reg = reg;
+		row->cfa_off = off;
+		break;
+	case EH_EXPR_PLT:
+		row->cfa_kind = EH_CFA_PLT;
+		break;
+	default:
+		row->cfa_kind = EH_CFA_UNSUP_EXPR;
+		break;
+	}
+}
+
+/* The register is saved at the address the expression computes. */
+static void eh_reg_expr(struct unwind_cursor *cur, struct eh_row *row,
+			u64 regno)
+{
+	struct eh_rule *rule = eh_reg(row, regno);
+	u64 len = eh_uleb(cur);
+	u8 reg = 0, lit;
+	s32 off = 0;
+
+	if (eh_expr(cur, len, &reg, &off, &lit) != EH_EXPR_BREG) {
+		if (rule)
+			rule->kind = EH_UNSUP_EXPR;
+		return;
+	}
+	if (!rule)
+		return;
+	rule->off = off;
+	rule->kind = reg == ARCH_EH_FRAME_REG_SP ? EH_AT_SP : EH_AT_FP;
+}
+
+static void eh_set_offset(struct eh_exec *x, u64 reg, s64 factored)
+{
+	struct eh_rule *rule = eh_reg(&x->row, reg);
+	s64 off = factored * x->cie->data_align;
+
+	if (!rule)
+		return;
+	if (off < S32_MIN || off > S32_MAX) {
+		rule->kind = EH_UNSUP_REG;
+		return;
+	}
+	rule->kind = EH_AT_CFA;
+	rule->off = off;
+}
+
+static void eh_set_rule(struct eh_row *row, u64 reg, u8 kind)
+{
+	struct eh_rule *rule = eh_reg(row, reg);
+
+	if (rule) {
+		rule->kind = kind;
+		rule->off = 0;
+	}
+}
+
+static void eh_restore(struct eh_exec *x, u64 reg)
+{
+	struct eh_rule *rule = eh_reg(&x->row, reg);
+
+	if (rule)
+		*rule = *eh_reg(&x->initial, reg);
+}
+
+static void eh_def_cfa(struct eh_row *row, u64 reg, s64 off)
+{
+	row->cfa_kind = EH_CFA_REG;
+	row->cfa_reg = reg > U8_MAX ? U8_MAX : reg;
+	row->cfa_off = off;
+}
+
+/*
+ * Decode instructions from @cur until the location passes the IP or they
+ * end. Return: 0, -EINVAL for bad data or a bound reached, -EOPNOTSUPP for
+ * an instruction not known here, -EFAULT.
+ */
+static int eh_exec_run(struct eh_exec *x, struct unwind_cursor *cur,
+		       u8 fde_enc)
+{
+	struct eh_row *row = &x->row;
+	u64 delta, reg, off;
+	s64 soff;
+	u8 op;
+
+	while (cur->pos < cur->end && !cur->err) {
+		if (++x->insns > EH_FRAME_MAX_INSNS)
+			return -EINVAL;
+		op = eh_u(cur, 1);
+		delta = 0;
+		switch (op & 0xc0) {
+		case DW_CFA_advance_loc:
+			delta = op & 0x3f;
+			goto advance;
+		case DW_CFA_offset:
+			eh_set_offset(x, op & 0x3f, eh_uleb(cur));
+			continue;
+		case DW_CFA_restore:
+			eh_restore(x, op & 0x3f);
+			continue;
+		}
+		switch (op) {
+		case DW_CFA_nop:
+		case DW_CFA_GNU_args_size:
+			if (op == DW_CFA_GNU_args_size)
+				eh_uleb(cur);
+			break;
+		case DW_CFA_set_loc:
+			off = eh_pointer(cur, fde_enc, 0);
+			if (cur->err || off < x->loc)
+				return cur->err ?: -EINVAL;
+			if (off > x->ip)
+				return 0;
+			x->loc = off;
+			break;
+		case DW_CFA_advance_loc1:
+		case DW_CFA_advance_loc2:
+		case DW_CFA_advance_loc4:
+			delta = eh_u(cur, 1 << (op - DW_CFA_advance_loc1));
+			goto advance;
+		case DW_CFA_offset_extended:
+			reg = eh_uleb(cur);
+			eh_set_offset(x, reg, eh_uleb(cur));
+			break;
+		case DW_CFA_offset_extended_sf:
+			reg = eh_uleb(cur);
+			eh_set_offset(x, reg, eh_sleb(cur));
+			break;
+		case DW_CFA_GNU_negative_offset_extended:
+			reg = eh_uleb(cur);
+			eh_set_offset(x, reg, -(s64)eh_uleb(cur));
+			break;
+		case DW_CFA_restore_extended:
+			eh_restore(x, eh_uleb(cur));
+			break;
+		case DW_CFA_undefined:
+			eh_set_rule(row, eh_uleb(cur), EH_UNDEFINED);
+			break;
+		case DW_CFA_same_value:
+			eh_set_rule(row, eh_uleb(cur), EH_SAME);
+			break;
+		case DW_CFA_register:
+			reg = eh_uleb(cur);
+			eh_uleb(cur);
+			eh_set_rule(row, reg, EH_UNSUP_REG);
+			break;
+		case DW_CFA_val_offset:
+		case DW_CFA_val_offset_sf:
+			reg = eh_uleb(cur);
+			if (op == DW_CFA_val_offset)
+				eh_uleb(cur);
+			else
+				eh_sleb(cur);
+			eh_set_rule(row, reg, EH_UNSUP_REG);
+			break;
+		case DW_CFA_remember_state:
+			if (x->nr_saved == EH_FRAME_MAX_STATES)
+				return -EINVAL;
+			x->saved[x->nr_saved++] = *row;
+			break;
+		case DW_CFA_restore_state:
+			if (!x->nr_saved)
+				return -EINVAL;
+			*row = x->saved[--x->nr_saved];
+			break;
+		case DW_CFA_def_cfa:
+			reg = eh_uleb(cur);
+			eh_def_cfa(row, reg, eh_uleb(cur));
+			break;
+		case DW_CFA_def_cfa_sf:
+			reg = eh_uleb(cur);
+			eh_def_cfa(row, reg, eh_sleb(cur) * x->cie->data_align);
+			break;
+		case DW_CFA_def_cfa_register:
+			reg = eh_uleb(cur);
+			/* Keeps the offset; an expression has none. */
+			if (row->cfa_kind != EH_CFA_REG)
+				return -EINVAL;
+			row->cfa_reg = reg > U8_MAX ? U8_MAX : reg;
+			break;
+		case DW_CFA_def_cfa_offset:
+			off = eh_uleb(cur);
+			if (row->cfa_kind != EH_CFA_REG)
+				return -EINVAL;
+			row->cfa_off = off;
+			break;
+		case DW_CFA_def_cfa_offset_sf:
+			soff = eh_sleb(cur) * x->cie->data_align;
+			if (row->cfa_kind != EH_CFA_REG)
+				return -EINVAL;
+			if (soff < S32_MIN || soff > S32_MAX)
+				return -EINVAL;
+			row->cfa_off = soff;
+			break;
+		case DW_CFA_def_cfa_expression:
+			eh_def_cfa_expr(cur, row);
+			break;
+		case DW_CFA_expression:
+			reg = eh_uleb(cur);
+			eh_reg_expr(cur, row, reg);
+			break;
+		case DW_CFA_val_expression:
+			reg = eh_uleb(cur);
+			off = eh_uleb(cur);
+			if (cur->err || off > cur->end - cur->pos)
+				return cur->err ?: -EINVAL;
+			cur->pos += off;
+			eh_set_rule(row, reg, EH_UNSUP_EXPR);
+			break;
+		default:
+			return -EOPNOTSUPP;
+		}
+		continue;
+advance:
+		delta *= x->cie->code_align;
+		if (delta > x->ip - x->loc)
+			return cur->err;
+		x->loc += delta;
+	}
+	return cur->err;
+}
+
+/*
+ * Turn the row into the walk's rule. @ip is the address looked up, which
+ * the .plt's CFA depends on.
+ */
+static int eh_row_frame(const struct eh_row *row, const struct eh_cie *cie,
+			unsigned long ip, struct unwind_user_frame *frame)
+{
+	memset(frame, 0, sizeof(*frame));
+
+	switch (row->ra.kind) {
+	case EH_UNDEFINED:
+		eh_stat_inc(EH_STAT_OUTERMOST);
+		return EH_FRAME_OUTERMOST;
+	case EH_AT_CFA:
+		break;
+	case EH_AT_SP:
+		if (cie->signal)
+			break;
+		fallthrough;
+	case EH_UNSUP_EXPR:
+		eh_stat_inc(EH_STAT_UNSUP_EXPR);
+		return -EOPNOTSUPP;
+	default:
+		eh_stat_inc(EH_STAT_UNSUP_REG);
+		return -EOPNOTSUPP;
+	}
+
+	switch (row->cfa_kind) {
+	case EH_CFA_REG:
+	case EH_CFA_DEREF:
+		if (row->cfa_reg == ARCH_EH_FRAME_REG_FP) {
+			frame->use_fp = true;
+		} else if (row->cfa_reg != ARCH_EH_FRAME_REG_SP) {
+			eh_stat_inc(EH_STAT_UNSUP_REG);
+			return -EOPNOTSUPP;
+		}
+		frame->cfa_off = row->cfa_off;
+		frame->cfa_deref = row->cfa_kind == EH_CFA_DEREF;
+		break;
+	case EH_CFA_PLT:
+		frame->cfa_off = (ip & 15) >= row->plt_lit ? 16 : 8;
+		break;
+	default:
+		eh_stat_inc(EH_STAT_UNSUP_EXPR);
+		return -EOPNOTSUPP;
+	}
+
+	/*
+	 * A signal frame: the interrupted state is the one the kernel saved
+	 * on the stack, its stack pointer the CFA (the word the CFA's
+	 * expression reads), its IP and frame pointer at fixed offsets from
+	 * the trampoline's stack pointer.
+	 */
+	if (row->ra.kind == EH_AT_SP) {
+		if (!frame->cfa_deref || frame->use_fp) {
+			eh_stat_inc(EH_STAT_UNSUP_EXPR);
+			return -EOPNOTSUPP;
+		}
+		frame->sigframe = true;
+	}
+	frame->ra_off = row->ra.off;
+
+	switch (row->fp.kind) {
+	case EH_SAME:
+	case EH_UNDEFINED:
+		break;
+	case EH_AT_CFA:
+		if (!row->fp.off || frame->sigframe)
+			goto bad;
+		frame->fp_off = row->fp.off;
+		break;
+	case EH_AT_FP:
+		if (frame->sigframe)
+			goto bad;
+		frame->fp_in_frame = true;
+		frame->fp_off = row->fp.off;
+		break;
+	case EH_AT_SP:
+		if (!frame->sigframe)
+			goto bad;
+		frame->fp_off = row->fp.off;
+		break;
+	case EH_UNSUP_EXPR:
+		eh_stat_inc(EH_STAT_UNSUP_EXPR);
+		return -EOPNOTSUPP;
+	default:
+		eh_stat_inc(EH_STAT_UNSUP_REG);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+bad:
+	eh_stat_inc(EH_STAT_BAD_DATA);
+	return -EINVAL;
+}
+
+/**
+ * eh_frame_row - the rule of the frame at @ip, by its CIE and FDE
+ * @cie: the FDE's CIE, read by eh_frame.c
+ * @insns: a cursor on the FDE's instructions
+ * @begin: the first address the FDE covers
+ * @ip: the address looked up, which the FDE covers
+ * @frame: filled with the rule on success
+ *
+ * Context: as eh_frame_find().
+ *
+ * Return: as eh_frame_find(), but -ENOENT; every failure is counted here.
+ */
+int eh_frame_row(const struct eh_cie *cie, struct unwind_cursor *insns,
+		 unsigned long begin, unsigned long ip,
+		 struct unwind_user_frame *frame)
+{
+	struct unwind_cursor ccur;
+	struct eh_exec x;
+	int ret;
+
+	/* The CIE's initial rules, then the FDE's up to @ip. */
+	memset(&x, 0, sizeof(x));
+	x.cie = cie;
+	x.loc = begin;
+	x.ip = ip;
+	x.row.cfa_reg = U8_MAX;
+	unwind_cursor_init(&ccur, cie->insns, cie->end);
+	ret = eh_exec_run(&x, &ccur, cie->fde_enc);
+	if (!ret) {
+		/* Rows belong to FDEs: the CIE sets rules only. */
+		x.loc = begin;
+		x.initial = x.row;
+		x.nr_saved = 0;
+		ret = eh_exec_run(&x, insns, cie->fde_enc);
+	}
+	switch (ret) {
+	case 0:
+		return eh_row_frame(&x.row, cie, ip, frame);
+	case -EOPNOTSUPP:
+		eh_stat_inc(EH_STAT_UNSUP_OP);
+		break;
+	case -EINVAL:
+		eh_stat_inc(EH_STAT_BAD_DATA);
+		break;
+	}
+	return ret;
+}
