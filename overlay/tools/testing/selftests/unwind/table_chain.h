@@ -265,4 +265,45 @@ static void *open_step(const char *path, sframe_step_t *step)
 /* Frames from the leaf's syscall up to the one in the dlopen'd library. */
 #define FRAMES_TO_LIB_B	(2 + (LIB_DEPTH - 1) - 6 + 1)
 
+/*
+ * The hostile tests: write the @len bytes of a damaged copy of library B
+ * to a new file in /tmp (its name into @path, which holds 64 bytes) and
+ * dlopen it as the chain's library B, the needed library A at its levels.
+ */
+static void open_damaged_copy(struct __test_metadata *_metadata,
+			      const void *data, size_t len, char *path,
+			      void **lib, struct chain *c)
+{
+	int fd;
+
+	snprintf(path, 64, "/tmp/unwind_hostile_XXXXXX");
+	fd = mkstemp(path);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)len, write(fd, data, len));
+	close(fd);
+	*lib = open_step(path, &c->lib_b);
+	ASSERT_NE(NULL, c->lib_b) TH_LOG("dlopen %s: %s", path, dlerror());
+	c->lib_a = sframe_lib_a_step;
+}
+
+/*
+ * A walk through a damaged library ends cleanly where the damage is, with
+ * the first @frames frames right (and no more with @exact), and the damage
+ * is counted in @name.
+ */
+static void walk_through_damage(struct __test_metadata *_metadata, int fd,
+				struct results *r, struct chain *c,
+				const char *name, int frames, bool exact)
+{
+	long long before = counter(name);
+	const struct cb *b;
+
+	b = walk_once(_metadata, fd, r, c, "task", LIB_DEPTH);
+	ASSERT_NE(NULL, b);
+	check_frames(_metadata, c, b, frames, exact);
+	EXPECT_LT(before, counter(name)) {
+		TH_LOG("%s did not grow", name);
+	}
+}
+
 #endif /* SELFTESTS_UNWIND_TABLE_CHAIN_H */
