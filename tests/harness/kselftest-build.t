@@ -21,6 +21,7 @@ base=(sigtrap_threads remove_on_exec watermark_signal mmap)
 bpf=(deferred_callchain_bpf deferred_callchain_bpf.bpf.o)
 sframe=(sframe_walk sframe_probe sframe_probe_nopie)
 eh=(eh_frame_walk)
+eh32=(eh_frame_walk_32)
 sframe_bin=$build/sframe-toolchain/bin
 plan=13
 
@@ -138,10 +139,10 @@ tap_ok "without -m32, deferred_callchain_32 says it needs -m32 -static" \
 	why "$d" '-m32 -static cannot link' deferred_callchain_32
 d=$tmp/no-m32/unwind
 tap_ok "without -m32 and SFRAME_BIN, unwind builds unwind_deferred and eh_frame_walk alone and exits 0" \
-	outcome "$d" 0 "unwind_deferred ${eh[*]}" "unwind_deferred_32 ${sframe[*]}" \
-	"unwind_deferred_32 ${sframe[*]}"
-tap_ok "without -m32, unwind_deferred_32 says it needs -m32 -static" \
-	why "$d" '-m32 -static cannot link' unwind_deferred_32
+	outcome "$d" 0 "unwind_deferred ${eh[*]}" "unwind_deferred_32 ${eh32[*]} ${sframe[*]}" \
+	"unwind_deferred_32 ${eh32[*]} ${sframe[*]}"
+tap_ok "without -m32, unwind_deferred_32 and eh_frame_walk_32 say they need -m32 -static" \
+	why "$d" '-m32 -static cannot link' unwind_deferred_32 "${eh32[@]}"
 tap_ok "without SFRAME_BIN, sframe_walk says it needs an SFrame v3 toolchain" \
 	why "$d" 'no SFrame v3 toolchain' sframe_walk
 tap_ok "without SFRAME_BIN, sframe_probe and sframe_probe_nopie say they need an SFrame v3 toolchain" \
@@ -149,9 +150,9 @@ tap_ok "without SFRAME_BIN, sframe_probe and sframe_probe_nopie say they need an
 
 d=$tmp/sframe-no-objdump/unwind
 if [ -f "$d.rc" ]; then
-	tap_ok "with SFRAME_BIN but no objdump in it, unwind builds all but unwind_deferred_32 and exits 0" \
-		outcome "$d" 0 "unwind_deferred ${eh[*]} ${sframe[*]}" unwind_deferred_32 \
-		unwind_deferred_32
+	tap_ok "with SFRAME_BIN but no objdump in it, unwind builds all but the ia32 programs and exits 0" \
+		outcome "$d" 0 "unwind_deferred ${eh[*]} ${sframe[*]}" "unwind_deferred_32 ${eh32[*]}" \
+		"unwind_deferred_32 ${eh32[*]}"
 else
 	_tap_n=$((_tap_n + 1))
 	echo "ok $_tap_n # SKIP no SFrame toolchain unpacked in $sframe_bin (harness/sframe-toolchain)"
@@ -172,8 +173,8 @@ tap_ok "on arm64, each deferred_callchain program says it needs x86" \
 	why "$d" 'x86 only, and .* builds for aarch64-linux-gnu' "${deferred[@]}"
 d=$tmp/arm64/unwind
 tap_ok "on arm64, unwind builds nothing and exits 0" \
-	nothing "$d" "unwind_deferred unwind_deferred_32 ${eh[*]} ${sframe[*]}"
+	nothing "$d" "unwind_deferred unwind_deferred_32 ${eh[*]} ${eh32[*]} ${sframe[*]}"
 tap_ok "on arm64, each unwind program says it needs x86" \
-	why "$d" 'x86 only, and .* builds for aarch64-linux-gnu' unwind_deferred unwind_deferred_32 "${eh[@]}" "${sframe[@]}"
+	why "$d" 'x86 only, and .* builds for aarch64-linux-gnu' unwind_deferred unwind_deferred_32 "${eh[@]}" "${eh32[@]}" "${sframe[@]}"
 
 tap_done

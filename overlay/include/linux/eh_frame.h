@@ -14,7 +14,7 @@ struct seq_file;
 
 int eh_frame_section_init(struct eh_frame_section *sec, unsigned long hdr,
 			  unsigned long size, unsigned long seg_start,
-			  unsigned long seg_end);
+			  unsigned long seg_end, unsigned int ws);
 int eh_frame_find(const struct eh_frame_section *sec, unsigned long ip,
 		  struct unwind_user_frame *frame);
 void eh_frame_count_frame(bool signal);

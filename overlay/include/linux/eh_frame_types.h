@@ -12,6 +12,8 @@
  * @start: the lowest address a CIE or an FDE may have (.eh_frame's start)
  * @end: the end of the segment that holds them
  * @nr_fdes: entries in the search table
+ * @ws: the word size of the file's code: 8, or 4 for the i386 code of
+ *	compat tasks
  *
  * Everything was read from the file's program headers and its
  * .eh_frame_hdr, which the process owns: the addresses are in range of
@@ -23,6 +25,7 @@ struct eh_frame_section {
 	unsigned long	start;
 	unsigned long	end;
 	u32		nr_fdes;
+	u8		ws;
 };
 
 #endif /* _LINUX_EH_FRAME_TYPES_H */

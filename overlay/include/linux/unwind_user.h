@@ -12,6 +12,16 @@
 #define UNWIND_USER_TYPES_TABLES	(UNWIND_USER_TYPE_SFRAME | \
 					 UNWIND_USER_TYPE_EH_FRAME)
 
+/*
+ * The table methods a walk of a task whose stack words are @ws bytes may
+ * use: SFrame has no ABI for compat tasks, .eh_frame serves both.
+ */
+static inline unsigned int unwind_user_table_types(unsigned int ws)
+{
+	return ws == sizeof(long) ? UNWIND_USER_TYPES_TABLES :
+				    UNWIND_USER_TYPE_EH_FRAME;
+}
+
 unsigned int unwind_user_methods(void);
 unsigned int unwind_user_methods_built(void);
 int unwind_user_set_methods(unsigned int methods);

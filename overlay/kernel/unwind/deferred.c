@@ -350,8 +350,8 @@ static void unwind_deferred_trace(struct unwind_task_info *info,
 		return;
 	}
 
-	/* Once per new executable mapping: may the walk skip SFrame? */
-	if (info->regs.ws == sizeof(long))
+	/* Once per new executable mapping: may the walk skip the tables? */
+	if (unwind_user_methods() & unwind_user_table_types(info->regs.ws))
 		sframe_mm_settle();
 
 	/*

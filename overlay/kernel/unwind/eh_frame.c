@@ -71,6 +71,7 @@ void eh_frame_counters_show(struct seq_file *m)
  * @size: its segment's size
  * @seg_start: start of the loaded segment that holds it
  * @seg_end: end of that segment
+ * @ws: the word size of the file's code (4: i386 code of compat tasks)
  *
  * Context: task context of the process mapping the section; may fault.
  *
@@ -80,7 +81,7 @@ void eh_frame_counters_show(struct seq_file *m)
  */
 int eh_frame_section_init(struct eh_frame_section *sec, unsigned long hdr,
 			  unsigned long size, unsigned long seg_start,
-			  unsigned long seg_end)
+			  unsigned long seg_end, unsigned int ws)
 {
 	struct unwind_cursor cur;
 	unsigned long start, table;
@@ -89,7 +90,7 @@ int eh_frame_section_init(struct eh_frame_section *sec, unsigned long hdr,
 	int ret = -EINVAL;
 
 	if (hdr < seg_start || seg_end > TASK_SIZE_MAX || seg_start >= seg_end ||
-	    size < 4 || size > seg_end - hdr)
+	    size < 4 || size > seg_end - hdr || (ws != 4 && ws != 8))
 		goto bad;
 	unwind_cursor_init(&cur, hdr, hdr + size);
 	h = unwind_cursor_take(&cur, 4);
@@ -101,8 +102,8 @@ int eh_frame_section_init(struct eh_frame_section *sec, unsigned long hdr,
 	if (h[0] != 1 || h[1] == DW_EH_PE_omit || h[2] == DW_EH_PE_omit ||
 	    h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
 		goto bad;
-	start = eh_pointer(&cur, h[1], hdr);
-	count = eh_pointer(&cur, h[2], 0);
+	start = eh_pointer(&cur, h[1], hdr, ws);
+	count = eh_pointer(&cur, h[2], 0, ws);
 	table = cur.pos;
 	if (cur.err) {
 		ret = cur.err;
@@ -117,6 +118,7 @@ int eh_frame_section_init(struct eh_frame_section *sec, unsigned long hdr,
 	sec->start = start;
 	sec->end = seg_end;
 	sec->nr_fdes = count;
+	sec->ws = ws;
 	eh_stat_inc(EH_STAT_SECTIONS);
 	return 0;
 bad:
@@ -160,6 +162,23 @@ efault:
 	return -EFAULT;
 }
 
+/* The registers a walk knows, in the DWARF numbering of @ws-byte code. */
+static void eh_frame_regs(struct eh_cie *cie, unsigned int ws)
+{
+	cie->ws = ws;
+#ifdef ARCH_EH_FRAME_COMPAT_MACHINE
+	if (ws == 4) {
+		cie->reg_sp = ARCH_EH_FRAME_REG32_SP;
+		cie->reg_fp = ARCH_EH_FRAME_REG32_FP;
+		cie->reg_ra = ARCH_EH_FRAME_REG32_RA;
+		return;
+	}
+#endif
+	cie->reg_sp = ARCH_EH_FRAME_REG_SP;
+	cie->reg_fp = ARCH_EH_FRAME_REG_FP;
+	cie->reg_ra = ARCH_EH_FRAME_REG_RA;
+}
+
 /*
  * The CIE at @addr, which must lie in [@sec->start, @before).
  * -EINVAL when it breaks a rule or has an augmentation a walk cannot skip.
@@ -177,6 +196,7 @@ static int eh_frame_read_cie(const struct eh_frame_section *sec,
 
 	if (addr < sec->start || addr >= before)
 		return -EINVAL;
+	eh_frame_regs(cie, sec->ws);
 	unwind_cursor_init(&cur, addr, before);
 	len = eh_u(&cur, 4);
 	if (cur.err)
@@ -203,7 +223,7 @@ static int eh_frame_read_cie(const struct eh_frame_section *sec,
 	ra = version == 1 ? eh_u(&cur, 1) : eh_uleb(&cur);
 	if (cur.err)
 		return cur.err;
-	if (!cie->code_align || ra != ARCH_EH_FRAME_REG_RA)
+	if (!cie->code_align || ra != cie->reg_ra)
 		return -EINVAL;
 
 	cie->fde_enc = DW_EH_PE_absptr;
@@ -220,7 +240,8 @@ static int eh_frame_read_cie(const struct eh_frame_section *sec,
 				cie->fde_enc = eh_u(&cur, 1);
 				break;
 			case 'P':
-				eh_pointer(&cur, eh_u(&cur, 1) & 0x7f, 0);
+				eh_pointer(&cur, eh_u(&cur, 1) & 0x7f, 0,
+					   cie->ws);
 				break;
 			case 'L':
 				eh_u(&cur, 1);
@@ -290,8 +311,8 @@ int eh_frame_find(const struct eh_frame_section *sec, unsigned long ip,
 	ret = eh_frame_read_cie(sec, cie_ptr - id, fde, &cie);
 	if (ret)
 		goto out;
-	begin = eh_pointer(&cur, cie.fde_enc, 0);
-	range = eh_pointer(&cur, cie.fde_enc & 0x0f, 0);
+	begin = eh_pointer(&cur, cie.fde_enc, 0, cie.ws);
+	range = eh_pointer(&cur, cie.fde_enc & 0x0f, 0, cie.ws);
 	if (cie.aug_z) {
 		len = eh_uleb(&cur);
 		if (!cur.err && len > cur.end - cur.pos)

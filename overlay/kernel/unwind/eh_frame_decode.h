@@ -115,15 +115,18 @@ static inline s64 eh_sleb(struct unwind_cursor *cur)
 
 /*
  * A pointer in encoding @enc: absolute, relative to its own address, or
- * relative to @data (.eh_frame_hdr). Indirect and other bases are refused.
+ * relative to @data (.eh_frame_hdr); an absolute one is a word of @ws
+ * bytes. Indirect and other bases are refused.
  */
 static inline unsigned long eh_pointer(struct unwind_cursor *cur, u8 enc,
-				       unsigned long data)
+				       unsigned long data, unsigned int ws)
 {
 	unsigned long at = cur->pos, val;
 
 	switch (enc & 0x0f) {
 	case DW_EH_PE_absptr:
+		val = eh_u(cur, ws);
+		break;
 	case DW_EH_PE_udata8:
 	case DW_EH_PE_sdata8:
 		val = eh_u(cur, 8);
@@ -174,6 +177,10 @@ struct eh_cie {
 	u8		fde_enc;
 	bool		aug_z;
 	bool		signal;		/* "S": a signal trampoline */
+	u8		ws;		/* the code's word size */
+	u8		reg_sp;		/* DWARF numbers of its SP, FP */
+	u8		reg_fp;
+	u8		reg_ra;		/* and return address column */
 };
 
 int eh_frame_row(const struct eh_cie *cie, struct unwind_cursor *insns,

@@ -18,6 +18,7 @@
  */
 #include <linux/eh_frame.h>
 #include <linux/kernel.h>
+#include <linux/log2.h>
 #include <linux/unwind_user.h>
 
 #include "eh_frame_decode.h"
@@ -101,11 +102,12 @@ struct eh_exec {
 };
 
 /* The rule of DWARF register @reg in @row, or NULL for one not tracked. */
-static struct eh_rule *eh_reg(struct eh_row *row, u64 reg)
+static struct eh_rule *eh_reg(const struct eh_cie *cie, struct eh_row *row,
+			      u64 reg)
 {
-	if (reg == ARCH_EH_FRAME_REG_RA)
+	if (reg == cie->reg_ra)
 		return &row->ra;
-	if (reg == ARCH_EH_FRAME_REG_FP)
+	if (reg == cie->reg_fp)
 		return &row->fp;
 	return NULL;
 }
@@ -118,18 +120,35 @@ enum eh_expr_form {
 	EH_EXPR_PLT,		/* the .plt's CFA, below */
 };
 
-/*
- * The .plt's CFA, as binutils writes it for every 16-byte entry:
- * breg7 (rsp) 8; breg16 (rip) 0; lit15; and; lit11 (or lit10); ge;
- * lit3; shl; plus. That is, SP + 8, plus 8 from byte 11 (10) of the entry
- * on, where the entry has pushed its argument. Byte 6 is the literal.
- */
-static const u8 eh_plt_expr[] = {
-	0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22
-};
-
-#define EH_PLT_LIT		6
 #define DW_OP_lit(n)		(0x30 + (n))
+
+/*
+ * The .plt's CFA, as binutils writes it for every 16-byte entry, for a
+ * word of W bytes: breg(SP) W; breg(RA) 0; lit15; and; lit11 (or lit10);
+ * ge; lit(log2 W); shl; plus. That is, SP + W, plus W from byte 11 (10) of
+ * the entry on, where the entry has pushed its argument. Byte 6 is the
+ * literal, which @b's bytes but those must match.
+ */
+#define EH_PLT_LEN		11
+#define EH_PLT_LIT		6
+
+static bool eh_expr_plt(const struct eh_cie *cie, const u8 *b, u8 *lit)
+{
+	const u8 plt[EH_PLT_LEN] = {
+		DW_OP_breg(cie->reg_sp), cie->ws, DW_OP_breg(cie->reg_ra), 0x00,
+		DW_OP_lit(15), 0x1a /* and */, 0, 0x2a /* ge */,
+		DW_OP_lit(ilog2(cie->ws)), 0x24 /* shl */, 0x22 /* plus */
+	};
+
+	if (b[EH_PLT_LIT] != DW_OP_lit(10) && b[EH_PLT_LIT] != DW_OP_lit(11))
+		return false;
+	if (memcmp(b, plt, EH_PLT_LIT) ||
+	    memcmp(b + EH_PLT_LIT + 1, plt + EH_PLT_LIT + 1,
+		   EH_PLT_LEN - EH_PLT_LIT - 1))
+		return false;
+	*lit = b[EH_PLT_LIT] - DW_OP_lit(0);
+	return true;
+}
 
 /*
  * Recognise the expression of @len bytes at the cursor, which moves past
@@ -137,7 +156,8 @@ static const u8 eh_plt_expr[] = {
  * into *@lit. Nothing is evaluated; an expression of any other form is
  * skipped.
  */
-static enum eh_expr_form eh_expr(struct unwind_cursor *cur, u64 len, u8 *reg,
+static enum eh_expr_form eh_expr(const struct eh_cie *cie,
+				 struct unwind_cursor *cur, u64 len, u8 *reg,
 				 s32 *off, u8 *lit)
 {
 	enum eh_expr_form form = EH_EXPR_OTHER;
@@ -151,8 +171,7 @@ static enum eh_expr_form eh_expr(struct unwind_cursor *cur, u64 len, u8 *reg,
 	}
 	end = start + len;
 	op = len ? eh_u(cur, 1) : 0;
-	if (op == DW_OP_breg(ARCH_EH_FRAME_REG_SP) ||
-	    op == DW_OP_breg(ARCH_EH_FRAME_REG_FP)) {
+	if (op == DW_OP_breg(cie->reg_sp) || op == DW_OP_breg(cie->reg_fp)) {
 		*reg = op - DW_OP_breg(0);
 		*off = eh_sleb(cur);
 		if (cur->pos == end)
@@ -160,29 +179,24 @@ static enum eh_expr_form eh_expr(struct unwind_cursor *cur, u64 len, u8 *reg,
 		else if (cur->pos + 1 == end && eh_u(cur, 1) == DW_OP_deref)
 			form = EH_EXPR_BREG_DEREF;
 	}
-	if (form == EH_EXPR_OTHER && len == sizeof(eh_plt_expr)) {
+	if (form == EH_EXPR_OTHER && len == EH_PLT_LEN) {
 		cur->pos = start;
 		b = unwind_cursor_take(cur, len);
-		if (b && (b[EH_PLT_LIT] == DW_OP_lit(10) ||
-			  b[EH_PLT_LIT] == DW_OP_lit(11)) &&
-		    !memcmp(b, eh_plt_expr, EH_PLT_LIT) &&
-		    !memcmp(b + EH_PLT_LIT + 1, eh_plt_expr + EH_PLT_LIT + 1,
-			    len - EH_PLT_LIT - 1)) {
-			*lit = b[EH_PLT_LIT] - DW_OP_lit(0);
+		if (b && eh_expr_plt(cie, b, lit))
 			form = EH_EXPR_PLT;
-		}
 	}
 	cur->pos = end;
 	return form;
 }
 
-static void eh_def_cfa_expr(struct unwind_cursor *cur, struct eh_row *row)
+static void eh_def_cfa_expr(struct eh_exec *x, struct unwind_cursor *cur)
 {
+	struct eh_row *row = &x->row;
 	u64 len = eh_uleb(cur);
 	u8 reg = 0;
 	s32 off = 0;
 
-	switch (eh_expr(cur, len, &reg, &off, &row->plt_lit)) {
+	switch (eh_expr(x->cie, cur, len, &reg, &off, &row->plt_lit)) {
 	case EH_EXPR_BREG_DEREF:
 		row->cfa_kind = EH_CFA_DEREF;
 		row->cfa_reg = reg;
@@ -198,15 +212,15 @@ static void eh_def_cfa_expr(struct unwind_cursor *cur, struct eh_row *row)
 }
 
 /* The register is saved at the address the expression computes. */
-static void eh_reg_expr(struct unwind_cursor *cur, struct eh_row *row,
+static void eh_reg_expr(struct eh_exec *x, struct unwind_cursor *cur,
 			u64 regno)
 {
-	struct eh_rule *rule = eh_reg(row, regno);
+	struct eh_rule *rule = eh_reg(x->cie, &x->row, regno);
 	u64 len = eh_uleb(cur);
 	u8 reg = 0, lit;
 	s32 off = 0;
 
-	if (eh_expr(cur, len, &reg, &off, &lit) != EH_EXPR_BREG) {
+	if (eh_expr(x->cie, cur, len, &reg, &off, &lit) != EH_EXPR_BREG) {
 		if (rule)
 			rule->kind = EH_UNSUP_EXPR;
 		return;
@@ -214,12 +228,12 @@ static void eh_reg_expr(struct unwind_cursor *cur, struct eh_row *row,
 	if (!rule)
 		return;
 	rule->off = off;
-	rule->kind = reg == ARCH_EH_FRAME_REG_SP ? EH_AT_SP : EH_AT_FP;
+	rule->kind = reg == x->cie->reg_sp ? EH_AT_SP : EH_AT_FP;
 }
 
 static void eh_set_offset(struct eh_exec *x, u64 reg, s64 factored)
 {
-	struct eh_rule *rule = eh_reg(&x->row, reg);
+	struct eh_rule *rule = eh_reg(x->cie, &x->row, reg);
 	s64 off = factored * x->cie->data_align;
 
 	if (!rule)
@@ -232,9 +246,9 @@ static void eh_set_offset(struct eh_exec *x, u64 reg, s64 factored)
 	rule->off = off;
 }
 
-static void eh_set_rule(struct eh_row *row, u64 reg, u8 kind)
+static void eh_set_rule(struct eh_exec *x, u64 reg, u8 kind)
 {
-	struct eh_rule *rule = eh_reg(row, reg);
+	struct eh_rule *rule = eh_reg(x->cie, &x->row, reg);
 
 	if (rule) {
 		rule->kind = kind;
@@ -244,10 +258,10 @@ static void eh_set_rule(struct eh_row *row, u64 reg, u8 kind)
 
 static void eh_restore(struct eh_exec *x, u64 reg)
 {
-	struct eh_rule *rule = eh_reg(&x->row, reg);
+	struct eh_rule *rule = eh_reg(x->cie, &x->row, reg);
 
 	if (rule)
-		*rule = *eh_reg(&x->initial, reg);
+		*rule = *eh_reg(x->cie, &x->initial, reg);
 }
 
 static void eh_def_cfa(struct eh_row *row, u64 reg, s64 off)
@@ -293,7 +307,7 @@ static int eh_exec_run(struct eh_exec *x, struct unwind_cursor *cur,
 				eh_uleb(cur);
 			break;
 		case DW_CFA_set_loc:
-			off = eh_pointer(cur, fde_enc, 0);
+			off = eh_pointer(cur, fde_enc, 0, x->cie->ws);
 			if (cur->err || off < x->loc)
 				return cur->err ?: -EINVAL;
 			if (off > x->ip)
@@ -321,15 +335,15 @@ static int eh_exec_run(struct eh_exec *x, struct unwind_cursor *cur,
 			eh_restore(x, eh_uleb(cur));
 			break;
 		case DW_CFA_undefined:
-			eh_set_rule(row, eh_uleb(cur), EH_UNDEFINED);
+			eh_set_rule(x, eh_uleb(cur), EH_UNDEFINED);
 			break;
 		case DW_CFA_same_value:
-			eh_set_rule(row, eh_uleb(cur), EH_SAME);
+			eh_set_rule(x, eh_uleb(cur), EH_SAME);
 			break;
 		case DW_CFA_register:
 			reg = eh_uleb(cur);
 			eh_uleb(cur);
-			eh_set_rule(row, reg, EH_UNSUP_REG);
+			eh_set_rule(x, reg, EH_UNSUP_REG);
 			break;
 		case DW_CFA_val_offset:
 		case DW_CFA_val_offset_sf:
@@ -338,7 +352,7 @@ static int eh_exec_run(struct eh_exec *x, struct unwind_cursor *cur,
 				eh_uleb(cur);
 			else
 				eh_sleb(cur);
-			eh_set_rule(row, reg, EH_UNSUP_REG);
+			eh_set_rule(x, reg, EH_UNSUP_REG);
 			break;
 		case DW_CFA_remember_state:
 			if (x->nr_saved == EH_FRAME_MAX_STATES)
@@ -380,11 +394,11 @@ static int eh_exec_run(struct eh_exec *x, struct unwind_cursor *cur,
 			row->cfa_off = soff;
 			break;
 		case DW_CFA_def_cfa_expression:
-			eh_def_cfa_expr(cur, row);
+			eh_def_cfa_expr(x, cur);
 			break;
 		case DW_CFA_expression:
 			reg = eh_uleb(cur);
-			eh_reg_expr(cur, row, reg);
+			eh_reg_expr(x, cur, reg);
 			break;
 		case DW_CFA_val_expression:
 			reg = eh_uleb(cur);
@@ -392,7 +406,7 @@ static int eh_exec_run(struct eh_exec *x, struct unwind_cursor *cur,
 			if (cur->err || off > cur->end - cur->pos)
 				return cur->err ?: -EINVAL;
 			cur->pos += off;
-			eh_set_rule(row, reg, EH_UNSUP_EXPR);
+			eh_set_rule(x, reg, EH_UNSUP_EXPR);
 			break;
 		default:
 			return -EOPNOTSUPP;
@@ -437,9 +451,9 @@ static int eh_row_frame(const struct eh_row *row, const struct eh_cie *cie,
 	switch (row->cfa_kind) {
 	case EH_CFA_REG:
 	case EH_CFA_DEREF:
-		if (row->cfa_reg == ARCH_EH_FRAME_REG_FP) {
+		if (row->cfa_reg == cie->reg_fp) {
 			frame->use_fp = true;
-		} else if (row->cfa_reg != ARCH_EH_FRAME_REG_SP) {
+		} else if (row->cfa_reg != cie->reg_sp) {
 			eh_stat_inc(EH_STAT_UNSUP_REG);
 			return -EOPNOTSUPP;
 		}
@@ -447,7 +461,7 @@ static int eh_row_frame(const struct eh_row *row, const struct eh_cie *cie,
 		frame->cfa_deref = row->cfa_kind == EH_CFA_DEREF;
 		break;
 	case EH_CFA_PLT:
-		frame->cfa_off = (ip & 15) >= row->plt_lit ? 16 : 8;
+		frame->cfa_off = ((ip & 15) >= row->plt_lit ? 2 : 1) * cie->ws;
 		break;
 	default:
 		eh_stat_inc(EH_STAT_UNSUP_EXPR);

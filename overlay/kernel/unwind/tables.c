@@ -216,14 +216,34 @@ static struct sframe_mm *sframe_mm_get(struct mm_struct *mm)
 	return c;
 }
 
+/*
+ * The vDSO's text mapping: an ELF image the kernel mapped from its own
+ * memory, with no file, whose tables are read where it is mapped.
+ */
+static bool unwind_vma_is_vdso(struct vm_area_struct *vma)
+{
+#ifdef arch_unwind_user_vdso
+	unsigned long vdso = arch_unwind_user_vdso(vma->vm_mm);
+
+	return vdso && !vma->vm_file && vma->vm_start == vdso;
+#else
+	return false;
+#endif
+}
+
+/* The key of a file mapping; the vDSO's has no file (inode 0). */
 static void sframe_key_of(struct vm_area_struct *vma, struct sframe_key *key)
 {
-	struct inode *inode = file_inode(vma->vm_file);
-	struct timespec64 ctime = inode_get_ctime(inode);
+	struct inode *inode;
+	struct timespec64 ctime;
 
 	memset(key, 0, sizeof(*key));
 	key->vm_start = vma->vm_start;
 	key->vm_pgoff = vma->vm_pgoff;
+	if (!vma->vm_file)
+		return;
+	inode = file_inode(vma->vm_file);
+	ctime = inode_get_ctime(inode);
 	key->ino = inode->i_ino;
 	key->dev = inode->i_sb->s_dev;
 	key->generation = inode->i_generation;
@@ -368,7 +388,8 @@ static int sframe_mm_lookup(unsigned long ip, struct unwind_user_tables *t,
 	}
 	*start = vma->vm_start;
 	*end = vm_end = vma->vm_end;
-	if (!(vma->vm_flags & VM_EXEC) || !vma->vm_file) {
+	if (!(vma->vm_flags & VM_EXEC) ||
+	    (!vma->vm_file && !unwind_vma_is_vdso(vma))) {
 		mmap_read_unlock(mm);
 		return 0;
 	}
@@ -393,13 +414,14 @@ static int sframe_mm_lookup(unsigned long ip, struct unwind_user_tables *t,
 	spin_unlock(&c->lock);
 
 	/* Read the file with no lock held: it may take page faults and I/O. */
-	file = get_file(vma->vm_file);
+	file = vma->vm_file ? get_file(vma->vm_file) : NULL;
 	mmap_read_unlock(mm);
 
 	t0 = local_clock();
 	ret = unwind_tables_probe(file, key.vm_start, key.vm_pgoff, vm_end, t,
 				  &res);
-	fput(file);
+	if (file)
+		fput(file);
 	sframe_stat_add(SFRAME_STAT_PROBE_NS, local_clock() - t0);
 	sframe_stat_add(SFRAME_STAT_FILES_PROBED, 1);
 	if (ret == -ENOMEM)
@@ -438,11 +460,12 @@ static int unwind_tables_sframe(const struct unwind_user_tables *t,
 
 /*
  * The rule of the tables @t has for @ip: SFrame first, .eh_frame for what
- * it does not cover, each where @methods allows it.
+ * it does not cover, each where @methods allows it and its code has the
+ * walk's word size @ws (a 64-bit process may map an i386 file).
  */
 static int unwind_tables_find(const struct unwind_user_tables *t,
-			      unsigned int methods, unsigned long ip,
-			      struct unwind_user_frame *frame)
+			      unsigned int methods, unsigned int ws,
+			      unsigned long ip, struct unwind_user_frame *frame)
 {
 	int ret = -ENOENT;
 
@@ -452,7 +475,8 @@ static int unwind_tables_find(const struct unwind_user_tables *t,
 			return ret;
 	}
 #ifdef CONFIG_UNWIND_USER_EH_FRAME
-	if ((methods & UNWIND_USER_TYPE_EH_FRAME) && t->eh.table) {
+	if ((methods & UNWIND_USER_TYPE_EH_FRAME) && t->eh.table &&
+	    t->eh.ws == ws) {
 		ret = eh_frame_find(&t->eh, ip, frame);
 		if (!ret)
 			frame->type = UNWIND_USER_TYPE_EH_FRAME;
@@ -520,7 +544,8 @@ int unwind_tables_rule(struct unwind_user_state *state, unsigned long ip,
 		sframe_stat_add(SFRAME_STAT_ROW_HITS, 1);
 		ret = 0;
 	} else {
-		ret = unwind_tables_find(t, state->available_types, ip, frame);
+		ret = unwind_tables_find(t, state->available_types, state->ws,
+					 ip, frame);
 		if (!ret && ip)
 			sframe_row_put(c, ip, frame);
 	}

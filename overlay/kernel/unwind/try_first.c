@@ -5,7 +5,8 @@
  * stack buys one walk for one sample and costs a task work, a trip through
  * the exit-to-user loop and a record. When the stack can be walked in the
  * interrupt without a page fault, and the walk is the one the deferred walk
- * would make (frame pointers, or SFrame tables the mm is known not to have),
+ * would make (frame pointers: the table methods are off, or the mm is known
+ * to have no tables),
  * its result is the deferred walk's result and the caller can store it at
  * once. When it needs a page that is not resident, the caller defers as
  * usual, so such stacks stay complete.
@@ -44,8 +45,8 @@ static int unwind_try_first __read_mostly = 1;
  * Return: true when @state is started; false when trying first is turned
  * off, the task has no user state to walk, its page tables are not the
  * ones loaded (an NMI during a switch of address spaces), or its mm may
- * have SFrame tables (the deferred walk reads them, which an interrupt
- * cannot).
+ * have unwind tables of a method that is on (the deferred walk reads them,
+ * which an interrupt cannot).
  */
 bool unwind_deferred_try_start(struct unwind_user_state *state)
 {
@@ -61,7 +62,8 @@ bool unwind_deferred_try_start(struct unwind_user_state *state)
 	if (unwind_user_start(state, NULL))
 		return false;
 	if (IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) &&
-	    state->ws == sizeof(long) && !sframe_mm_fp_only(current->mm)) {
+	    (unwind_user_methods() & unwind_user_table_types(state->ws)) &&
+	    !sframe_mm_fp_only(current->mm)) {
 		unwind_stat_inc(UNWIND_STAT_TRY_SKIPPED_SFRAME);
 		return false;
 	}

@@ -690,14 +690,14 @@ int unwind_user_start(struct unwind_user_state *state,
 	if (IS_ENABLED(CONFIG_HAVE_UNWIND_USER_FP))
 		state->available_types |= UNWIND_USER_TYPE_FP;
 	/*
-	 * Tables are read for native tasks only (SFrame has no ABI for
-	 * compat tasks), they are found and read where page faults may be
-	 * taken, and an mm known to have none has nothing to look up.
+	 * Tables are found and read where page faults may be taken, and an
+	 * mm known to have none has nothing to look up. SFrame has no ABI
+	 * for compat tasks; their .eh_frame is read.
 	 */
-	if (IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) && from->ws == sizeof(long) &&
-	    unwind_user_may_fault() && !sframe_mm_fp_only(current->mm))
+	if (IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) && unwind_user_may_fault() &&
+	    !sframe_mm_fp_only(current->mm))
 		state->available_types |= unwind_user_methods() &
-					  UNWIND_USER_TYPES_TABLES;
+					  unwind_user_table_types(from->ws);
 	state->ip = from->ip;
 	state->sp = from->sp;
 	state->fp = from->fp;

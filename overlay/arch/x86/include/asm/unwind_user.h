@@ -171,11 +171,21 @@ static inline unsigned int arch_unwind_user_word_size(struct pt_regs *regs)
 #define ARCH_SFRAME_REG_SP		7	/* %rsp */
 
 /*
- * .eh_frame on x86_64: the DWARF numbers of the frame and stack pointers
- * and of the return address column (%rip).
+ * .eh_frame: the DWARF numbers of the frame and stack pointers and of the
+ * return address column, for native code and, on x86_64, for the i386
+ * code of compat tasks (ELF machine EM_386).
  */
 #define ARCH_EH_FRAME_REG_FP		6	/* %rbp */
 #define ARCH_EH_FRAME_REG_SP		7	/* %rsp */
 #define ARCH_EH_FRAME_REG_RA		16	/* %rip */
+/* Where @mm's vDSO image is mapped: its tables are read there. */
+#define arch_unwind_user_vdso(mm)	((unsigned long)(mm)->context.vdso)
+
+#ifdef CONFIG_X86_64
+#define ARCH_EH_FRAME_COMPAT_MACHINE	EM_386
+#define ARCH_EH_FRAME_REG32_FP		5	/* %ebp */
+#define ARCH_EH_FRAME_REG32_SP		4	/* %esp */
+#define ARCH_EH_FRAME_REG32_RA		8	/* %eip */
+#endif
 
 #endif /* _ASM_X86_UNWIND_USER_H */

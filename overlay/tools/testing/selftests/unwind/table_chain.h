@@ -50,21 +50,27 @@ static unsigned long leaf_ret_addr(void)
 {
 	unsigned long addr;
 
+#ifdef __x86_64__
 	asm("lea chain_leaf_ret(%%rip), %0" : "=r"(addr));
+#else
+	asm("mov $chain_leaf_ret, %0" : "=r"(addr));	/* not a PIE */
+#endif
 	return addr;
 }
 
 /*
  * The leaf: the chain's system call (write(2) of the command to the
  * control file, unless a test asks for another) with %rbp poisoned.
- * Clobbering %rbp makes the compiler save and restore it, which the SFrame
- * table describes; frame pointers would read the poison.
+ * Clobbering %rbp makes the compiler save and restore it, which the unwind
+ * tables describe; frame pointers would read the poison. The i386 build
+ * (eh_frame_walk_32) does the same with %ebp and int $0x80.
  */
 static __attribute__((noipa)) long leaf(struct chain *c)
 {
 	long ret;
 
 	c->leaf_ra = RA();
+#ifdef __x86_64__
 	asm volatile("movabs $0x5a5a5a5a5a5a5a58, %%rbp\n\t"
 		     "syscall\n"
 		     ".globl chain_leaf_ret\n"
@@ -73,6 +79,16 @@ static __attribute__((noipa)) long leaf(struct chain *c)
 		     : "=a"(ret)
 		     : "0"(c->nr), "D"(c->a0), "S"(c->a1), "d"(c->a2)
 		     : "rcx", "r11", "rbp", "memory");
+#else
+	asm volatile("mov $0x5a5a5a58, %%ebp\n\t"
+		     "int $0x80\n"
+		     ".globl chain_leaf_ret\n"
+		     "chain_leaf_ret:\n\t"
+		     "nop"
+		     : "=a"(ret)
+		     : "0"(c->nr), "b"(c->a0), "c"(c->a1), "d"(c->a2)
+		     : "ebp", "memory");
+#endif
 	c->ret = ret;
 	return ret;
 }
