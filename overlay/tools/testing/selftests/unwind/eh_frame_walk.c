@@ -193,8 +193,9 @@ TEST_F(libs, chain_crosses_needed_and_dlopened_libraries)
  * A signal taken at the bottom of one chain runs a handler that asks for
  * the stack from the bottom of another. The walk must go through the
  * handler's chain, the handler, the signal trampoline (the handler's
- * return address: libc's __restore_rt, or the vDSO's on i386), then the interrupted chain from the exact
- * instruction the signal interrupted, to its end.
+ * return address: libc's __restore_rt, or the vDSO's on i386), then the
+ * interrupted chain from the exact instruction the signal interrupted, to
+ * its end.
  */
 static struct chain *sig_inner;
 static int sig_fd, sig_depth;
