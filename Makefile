@@ -60,5 +60,5 @@ clean:			## remove build/ except the downloaded base (refuses over unexported ed
 	harness/tree check
 	[ ! -d build ] || find build -mindepth 1 -maxdepth 1 ! -name base -exec rm -rf {} +
 
-help:
+help:			## every target, one line each
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
