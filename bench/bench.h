@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the parts of deferred_bench share (deferred_bench.c says what each
+ * figure is): the options, the output of a row, the workload's call
+ * chains, the perf events and the tally of their ring buffer, the
+ * unwinder's counters and switches, and the statistics.
+ *
+ * Each benchmark is a bench_NAME() of its own file; main() in
+ * deferred_bench.c runs them.
+ */
+#ifndef DEFERRED_BENCH_H
+#define DEFERRED_BENCH_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
+
+#define MAX_EVENTS	16
+#define COUNTERS	"/sys/kernel/debug/unwind_deferred/counters"
+
+extern int smoke;		/* --smoke: a few iterations, to keep it alive */
+extern long tp_getppid;
+extern int no_callchain_parts;	/* callchain asked for, both parts excluded */
+
+/* Print "deferred_bench: @what: strerror(errno)" and exit(1). */
+void __attribute__((noreturn)) die(const char *what);
+
+static inline double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* One row: bench, case, mode, metric, value. */
+void emit(const char *bench, const char *c, const char *mode,
+	  const char *metric, double value);
+
+/* The value after "@key" or "@key:" in the file @path, or -1. */
+long read_long(const char *path, const char *key);
+
+/* A call chain of @depth frame-pointer frames, then one getppid(). */
+long descend(int depth);
+/* The same through four functions in turn, each with its own frame size. */
+long hop0(int depth);
+
+/*
+ * DEFERRED runs with kernel.unwind_deferred_try_first off where that
+ * matters (samples from user space), TRY_FIRST with it on.
+ */
+enum mode { NONE, CLASSIC, DEFERRED, TRY_FIRST };
+extern const char * const mode_name[];
+
+void set_try_first(int on);
+
+struct events {
+	int n, fd[MAX_EVENTS];
+	void *rb;
+	size_t pages;
+};
+
+void events_open_on(struct events *ev, enum mode mode, int k,
+		    size_t pages, pid_t pid, int cpu, int inherit);
+void events_open(struct events *ev, enum mode mode, int k, size_t pages);
+void events_enable(struct events *ev, int on);
+void events_close(struct events *ev);
+/* A cpu-clock event of @mode for @pid, every @period ns. */
+void irq_events_open(struct events *ev, enum mode mode, pid_t pid,
+		     long period);
+
+struct tally {
+	double bytes;		/* all records */
+	long samples, deferred, lost;
+	long marked, classic;	/* samples that deferred; with a classic user part */
+	double sample_bytes, deferred_bytes;
+	long user_nr;		/* user entries of a classic sample */
+};
+
+void tally(struct events *ev, struct tally *t);
+
+/* For qsort(): ascending doubles. */
+int cmp_double(const void *a, const void *b);
+
+/* Whether the deferred unwinder times each walk (its counter walk_ns). */
+void time_walks(int on);
+
+/* The benchmarks, by file. */
+void bench_bytes(void);		/* space.c */
+void bench_lost(void);
+void bench_memory(void);
+void bench_cost(void);		/* cost.c */
+void bench_overflow(void);
+void bench_irqcost(void);
+void bench_complete(void);	/* complete.c */
+void bench_walk(void);		/* walk.c */
+void bench_discovery(void);
+
+#endif /* DEFERRED_BENCH_H */
