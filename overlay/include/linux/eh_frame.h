@@ -16,8 +16,9 @@ int eh_frame_section_init(struct eh_frame_section *sec, unsigned long hdr,
 			  unsigned long size, unsigned long seg_start,
 			  unsigned long seg_end, unsigned int ws);
 int eh_frame_find(const struct eh_frame_section *sec, unsigned long ip,
-		  struct unwind_user_frame *frame);
+		  struct unwind_user_frame *frame, unsigned int *budget);
 void eh_frame_count_frame(bool signal);
+void eh_frame_count_frames(unsigned int nr);
 void eh_frame_counters_show(struct seq_file *m);
 
 #else /* !CONFIG_UNWIND_USER_EH_FRAME */

@@ -17,7 +17,7 @@ int sframe_section_init(struct sframe_section *sec, unsigned long addr,
 			unsigned long size, unsigned long text_start,
 			unsigned long text_end);
 int sframe_find(const struct sframe_section *sec, unsigned long ip,
-		struct unwind_user_frame *frame);
+		struct unwind_user_frame *frame, unsigned int *budget);
 
 /* The rules of the walker's tables and their per-mm cache (tables.c). */
 int unwind_tables_rule(struct unwind_user_state *state, unsigned long ip,
@@ -28,6 +28,8 @@ void sframe_mm_free(struct mm_struct *mm);
 void sframe_mm_exec_mapped(struct vm_area_struct *vma);
 bool sframe_mm_fp_only(struct mm_struct *mm);
 void sframe_mm_settle(void);
+bool unwind_tables_seq_begin(unsigned int *seq);
+bool unwind_tables_seq_valid(unsigned int seq);
 
 /* A new mm (exec, fork) finds its own sections. */
 static inline void sframe_mm_init(struct mm_struct *mm)

@@ -25,6 +25,10 @@ static inline unsigned int unwind_user_table_types(unsigned int ws)
 unsigned int unwind_user_methods(void);
 unsigned int unwind_user_methods_built(void);
 int unwind_user_set_methods(unsigned int methods);
+unsigned int unwind_user_work_budget(void);
+int unwind_user_set_work_budget(unsigned int budget);
+bool unwind_user_start_nofault(struct unwind_user_state *state);
+bool unwind_user_end_nofault(const struct unwind_user_state *state);
 void unwind_user_save_regs(struct unwind_user_regs *regs);
 int unwind_user_start(struct unwind_user_state *state,
 		      const struct unwind_user_regs *from);

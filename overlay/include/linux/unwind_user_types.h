@@ -85,12 +85,15 @@ struct unwind_user_tables {
  * @UNWIND_USER_BAD_FRAME: a frame broke a rule (the stack did not grow,
  *			   a misaligned or non-user address)
  * @UNWIND_USER_TRUNCATED: the entry limit was reached with frames left
+ * @UNWIND_USER_BUDGET: the walk spent its budget of table work (rows and
+ *			instructions decoded, reads made) with frames left
  */
 enum unwind_user_stop {
 	UNWIND_USER_END,
 	UNWIND_USER_FAULT,
 	UNWIND_USER_BAD_FRAME,
 	UNWIND_USER_TRUNCATED,
+	UNWIND_USER_BUDGET,
 };
 
 /**
@@ -113,6 +116,23 @@ struct unwind_user_regs {
 };
 
 /**
+ * struct unwind_user_map - an address range a walk has checked
+ * @start: its start
+ * @end: its end; @start == @end: a free slot
+ * @id: the per-mm entry of the file mapped there; 0: no tables there
+ * @entry: that entry's slot
+ */
+struct unwind_user_map {
+	unsigned long	start;
+	unsigned long	end;
+	u64		id;
+	unsigned int	entry;
+};
+
+/* The ranges a walk remembers (a program and the libraries it calls). */
+#define UNWIND_USER_MAPS	4
+
+/**
  * struct unwind_user_state - position of a user stack walk
  * @ip: instruction pointer of the current frame
  * @sp: stack pointer of the current frame (the CFA of the frame below it)
@@ -125,12 +145,16 @@ struct unwind_user_regs {
  * @done: no further frame can be found; @stop says why
  * @stop: the reason the walk ended
  * @sigframes: signal frames crossed so far
- * @tables: the unwind tables of the mapping the last IP looked up was in
- * @notables_start: start of the last range known to have no tables
- * @notables_end: its end
- * @memo_ip: the last IP the tables gave a rule for; 0: none
- * @memo: that rule (recursion meets the same return address in frame after
- *	  frame)
+ * @nofault: the walk runs in an interrupt and stands in for a deferred
+ *	     one: it uses only what the mm remembers and pages that are
+ *	     resident, and ends with %UNWIND_USER_FAULT where it would need
+ *	     more
+ * @mm_seq: with @nofault, the mm's mapping sequence the walk relies on
+ * @budget: table work the walk has left (rows, instructions, reads)
+ * @next_map: the slot of @maps to fill next
+ * @maps: the address ranges checked so far
+ * @tables_id: the per-mm entry @tables were copied from; 0: none
+ * @tables: the unwind tables of that entry's file
  */
 struct unwind_user_state {
 	unsigned long		ip;
@@ -144,11 +168,13 @@ struct unwind_user_state {
 	enum unwind_user_stop	stop;
 	unsigned int		sigframes;
 #ifdef CONFIG_UNWIND_USER_SFRAME
+	bool			nofault;
+	unsigned int		mm_seq;
+	unsigned int		budget;
+	unsigned int		next_map;
+	struct unwind_user_map	maps[UNWIND_USER_MAPS];
+	u64			tables_id;
 	struct unwind_user_tables tables;
-	unsigned long		notables_start;
-	unsigned long		notables_end;
-	unsigned long		memo_ip;
-	struct unwind_user_frame memo;
 #endif
 };
 

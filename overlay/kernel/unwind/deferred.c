@@ -98,6 +98,7 @@ static const char * const unwind_stat_names[NR_UNWIND_STATS] = {
 	[UNWIND_STAT_TRY_USED]		= "try_used",
 	[UNWIND_STAT_TRY_NOT_RESIDENT]	= "try_not_resident",
 	[UNWIND_STAT_TRY_SKIPPED_SFRAME] = "try_skipped_sframe",
+	[UNWIND_STAT_TRY_MAPS_CHANGED]	= "try_mappings_changed",
 };
 
 DEFINE_PER_CPU(struct unwind_stats, unwind_stats);
@@ -386,6 +387,8 @@ static void unwind_deferred_trace(struct unwind_task_info *info,
 	case UNWIND_USER_TRUNCATED:
 		unwind_stat_inc(UNWIND_STAT_TRUNCATED);
 		break;
+	case UNWIND_USER_BUDGET:
+		break;		/* counted by the tables' stop_budget */
 	default:
 		unwind_stat_inc(UNWIND_STAT_ERRORS);
 		break;

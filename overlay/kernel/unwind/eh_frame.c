@@ -54,6 +54,17 @@ void eh_frame_count_frame(bool signal)
 }
 
 /**
+ * eh_frame_count_frames - count frames a walk took by .eh_frame rules
+ * @nr: how many, none of them signal frames
+ *
+ * Context: any.
+ */
+void eh_frame_count_frames(unsigned int nr)
+{
+	this_cpu_add(eh_frame_stats.val[EH_STAT_FRAMES], nr);
+}
+
+/**
  * eh_frame_counters_show - print the .eh_frame counters
  * @m: the seq_file of the unwinder's debugfs counters file
  *
@@ -185,7 +196,7 @@ static void eh_frame_regs(struct eh_cie *cie, unsigned int ws)
  */
 static int eh_frame_read_cie(const struct eh_frame_section *sec,
 			     unsigned long addr, unsigned long before,
-			     struct eh_cie *cie)
+			     struct eh_cie *cie, unsigned int *budget)
 {
 	char aug[EH_FRAME_MAX_AUG + 1];
 	struct unwind_cursor cur;
@@ -198,6 +209,7 @@ static int eh_frame_read_cie(const struct eh_frame_section *sec,
 		return -EINVAL;
 	eh_frame_regs(cie, sec->ws);
 	unwind_cursor_init(&cur, addr, before);
+	cur.budget = budget;
 	len = eh_u(&cur, 4);
 	if (cur.err)
 		return cur.err;
@@ -267,18 +279,22 @@ static int eh_frame_read_cie(const struct eh_frame_section *sec,
  * @ip: the address to look up: the interrupted IP, or a return address
  *	minus one for a caller's frame
  * @frame: filled with the rule on success
+ * @budget: the work the walk has left, in instructions decoded and reads
+ *	    made; charged here
  *
- * Context: task context of the process mapping @sec; may fault.
+ * Context: any context of the process mapping @sec whose page tables are
+ * loaded; where page faults are not allowed, a page that is not resident
+ * fails the lookup with -EFAULT.
  *
  * Return: 0 with @frame filled; %EH_FRAME_OUTERMOST when the row marks the
  * outermost frame; -ENOENT when no FDE covers @ip; -EOPNOTSUPP when the row
  * needs state a walk does not have (another register, an expression of
  * another form, an unknown instruction); -EFAULT when the section cannot be
- * read; -EINVAL when it breaks a rule. Every result but 0 and -ENOENT is
- * counted by its reason.
+ * read; -EINVAL when it breaks a rule; -E2BIG when @budget ran out. Every
+ * result but 0, -ENOENT, -EFAULT and -E2BIG is counted by its reason.
  */
 int eh_frame_find(const struct eh_frame_section *sec, unsigned long ip,
-		  struct unwind_user_frame *frame)
+		  struct unwind_user_frame *frame, unsigned int *budget)
 {
 	struct unwind_cursor cur;
 	struct eh_cie cie;
@@ -296,6 +312,7 @@ int eh_frame_find(const struct eh_frame_section *sec, unsigned long ip,
 	if (fde < sec->start || fde >= sec->end)
 		goto out;
 	unwind_cursor_init(&cur, fde, sec->end);
+	cur.budget = budget;
 	len = eh_u(&cur, 4);
 	if (cur.err)
 		goto fail;
@@ -308,7 +325,7 @@ int eh_frame_find(const struct eh_frame_section *sec, unsigned long ip,
 		goto fail;
 	if (!id || id > cie_ptr)
 		goto out;
-	ret = eh_frame_read_cie(sec, cie_ptr - id, fde, &cie);
+	ret = eh_frame_read_cie(sec, cie_ptr - id, fde, &cie, budget);
 	if (ret)
 		goto out;
 	begin = eh_pointer(&cur, cie.fde_enc, 0, cie.ws);

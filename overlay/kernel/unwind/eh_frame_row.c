@@ -287,6 +287,8 @@ static int eh_exec_run(struct eh_exec *x, struct unwind_cursor *cur,
 	while (cur->pos < cur->end && !cur->err) {
 		if (++x->insns > EH_FRAME_MAX_INSNS)
 			return -EINVAL;
+		if (!unwind_cursor_charge(cur, 1))
+			return cur->err;
 		op = eh_u(cur, 1);
 		delta = 0;
 		switch (op & 0xc0) {
@@ -543,6 +545,7 @@ int eh_frame_row(const struct eh_cie *cie, struct unwind_cursor *insns,
 	x.ip = ip;
 	x.row.cfa_reg = U8_MAX;
 	unwind_cursor_init(&ccur, cie->insns, cie->end);
+	ccur.budget = insns->budget;
 	ret = eh_exec_run(&x, &ccur, cie->fde_enc);
 	if (!ret) {
 		/* Rows belong to FDEs: the CIE sets rules only. */

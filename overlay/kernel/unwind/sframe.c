@@ -356,17 +356,21 @@ efault:
  * @ip: the address to look up: the interrupted IP, or a return address
  *	minus one for a caller's frame
  * @frame: filled with the rule on success
+ * @budget: the work the walk has left, in rows decoded and reads made;
+ *	    charged here
  *
- * Context: task context of the process mapping @sec; may fault.
+ * Context: any context of the process mapping @sec whose page tables are
+ * loaded; where page faults are not allowed, a page that is not resident
+ * fails the lookup with -EFAULT.
  *
  * Return: 0 with @frame filled; %SFRAME_OUTERMOST when the row marks the
  * outermost frame; -ENOENT when no row covers @ip; -EOPNOTSUPP when the
  * row needs state a walk does not have (a register other than SP and FP,
  * a signal frame); -EFAULT when the section cannot be read; -EINVAL when
- * the section breaks a rule.
+ * the section breaks a rule; -E2BIG when @budget ran out.
  */
 int sframe_find(const struct sframe_section *sec, unsigned long ip,
-		struct unwind_user_frame *frame)
+		struct unwind_user_frame *frame, unsigned int *budget)
 {
 	struct unwind_cursor cur;
 	struct sframe_row row = { };
@@ -386,6 +390,10 @@ int sframe_find(const struct sframe_section *sec, unsigned long ip,
 		return ret;
 
 	unwind_cursor_init(&cur, sec->fres + fres_off, fres_end);
+	cur.budget = budget;
+	/* The search of the index: one read. */
+	if (!unwind_cursor_charge(&cur, 1))
+		return cur.err;
 	p = unwind_cursor_take(&cur, sizeof(struct sframe_fde_attr));
 	if (!p)
 		return cur.err;
@@ -414,6 +422,8 @@ int sframe_find(const struct sframe_section *sec, unsigned long ip,
 	for (k = 0; k < nr; k++) {
 		u8 fre_info;
 
+		if (!unwind_cursor_charge(&cur, 1))
+			return cur.err;
 		p = unwind_cursor_take(&cur, addr_size + 1);
 		if (!p)
 			return cur.err;

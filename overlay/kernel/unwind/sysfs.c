@@ -3,9 +3,11 @@
  * /sys/kernel/unwind_user/methods: how the deferred user stack walk finds
  * callers, so that a profiler can tell before it records whether the
  * chains of code built without frame pointers will be right; and the
- * switch that turns a method off (and on again) without a reboot.
+ * switch that turns a method off (and on again) without a reboot; and
+ * work_budget: how much table work one walk may do.
  */
 #include <linux/init.h>
+#include <linux/kernel.h>
 #include <linux/kobject.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
@@ -86,9 +88,31 @@ static ssize_t available_methods_show(struct kobject *kobj,
 static struct kobj_attribute available_methods_attr =
 	__ATTR_RO(available_methods);
 
+/* The table work one walk may do: rows, instructions and reads. */
+static ssize_t work_budget_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", unwind_user_work_budget());
+}
+
+static ssize_t work_budget_store(struct kobject *kobj,
+				 struct kobj_attribute *attr,
+				 const char *buf, size_t count)
+{
+	unsigned int budget;
+	int ret = kstrtouint(buf, 0, &budget);
+
+	if (!ret)
+		ret = unwind_user_set_work_budget(budget);
+	return ret ? ret : count;
+}
+
+static struct kobj_attribute work_budget_attr = __ATTR_RW(work_budget);
+
 static struct attribute *unwind_user_attrs[] = {
 	&methods_attr.attr,
 	&available_methods_attr.attr,
+	&work_budget_attr.attr,
 	NULL
 };
 

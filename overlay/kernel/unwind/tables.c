@@ -1,68 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The rule of a user frame by the unwind tables of the file its IP is
- * mapped from: SFrame where the file's table covers the IP, else its
- * .eh_frame; and what each mm remembers of the tables it has met.
+ * What each mm remembers of the unwind tables of the files it maps, and
+ * which mapping a walk's IP is in.
  *
  * The first time a walk meets an executable file mapping, the file's
  * program headers say which tables it has (probe.c). Each mm keeps a small
  * table of what was found, "nothing" included, keyed by the mapping's start
- * and file offset and by the file's identity (not a pointer to it). An
- * entry is only used after the IP's VMA, looked up under the mmap lock, has
- * matched it; so a library unmapped, moved, or replaced by another at the
- * same address simply misses, with no hook in munmap or mremap. A walk
- * checks each mapping once (struct unwind_user_state keeps the last one),
- * and user memory and files are read with no lock held. The rules of the
- * return addresses met most recently are kept too, whichever table gave
- * them.
+ * and file offset and by the file's identity (not a pointer to it); each
+ * entry has an id never reused, which tags the rules found in its tables
+ * (rules.c), so a rule is never applied to another file's code.
  *
- * Context: task context of the walked task, where page faults may be taken.
+ * Which entry an IP's mapping is, is checked once under the mmap lock and
+ * then remembered as an address range, valid for as long as the mm's
+ * mappings do not change: the mmap lock's sequence count (odd while it is
+ * held for writing, bumped by every writer) is recorded with the ranges.
+ * A library unmapped, moved, or replaced by another at the same address
+ * changes the sequence, and the ranges are checked again; no hook in
+ * munmap or mremap is needed. Ranges and entries are read with no lock,
+ * under a sequence count of their own, so that a walk in an interrupt can
+ * use them; only task context writes them.
  */
 #include <linux/eh_frame.h>
 #include <linux/file.h>
 #include <linux/fs.h>
-#include <linux/hash.h>
 #include <linux/mm.h>
 #include <linux/mmap_lock.h>
 #include <linux/percpu.h>
 #include <linux/sched/clock.h>
 #include <linux/seq_file.h>
 #include <linux/sframe.h>
-#include <linux/sizes.h>
 #include <linux/slab.h>
-#include <linux/spinlock.h>
 #include <linux/unwind_user.h>
 
+#include "mm_cache.h"
 #include "stats.h"
 #include "tables.h"
 
 /*
- * The table of one mm: the rows of the return addresses met most recently,
- * then as many mappings' tables as fit in this many bytes.
- */
-#define SFRAME_MM_BYTES		SZ_8K
-#define SFRAME_MM_ROWS		128	/* a power of two */
-
-enum sframe_stat {
-	SFRAME_STAT_FRAMES,		/* frames found by SFrame */
-	SFRAME_STAT_FP_FRAMES,		/* frames found by frame pointers */
-	SFRAME_STAT_FILES_PROBED,	/* files whose headers were read */
-	SFRAME_STAT_SECTIONS,		/* ... that had a usable section */
-	SFRAME_STAT_REFUSED,		/* ... had one of another version */
-	SFRAME_STAT_BAD_SECTIONS,	/* ... had a section breaking a rule */
-	SFRAME_STAT_PROBE_NS,		/* time spent reading them */
-	SFRAME_STAT_CACHE_HITS,
-	SFRAME_STAT_CACHE_EVICTIONS,
-	SFRAME_STAT_ROW_HITS,		/* rows reused without a lookup */
-	SFRAME_STAT_LOOKUP_MISSES,	/* IPs in a section's file it lacks */
-	SFRAME_STAT_BAD_ROWS,		/* lookups that found bad data */
-	SFRAME_STAT_UNSUPPORTED,	/* rows a walk cannot follow */
-	NR_SFRAME_STATS,
-};
-
-/*
  * The sframe_ prefix is historical for the counters every table shares:
- * files probed, their probing time, the mapping and row caches and frames
+ * files probed, their probing time, the mapping and rule caches and frames
  * by frame pointers count for every kind of table.
  */
 static const char * const sframe_stat_names[NR_SFRAME_STATS] = {
@@ -75,96 +51,23 @@ static const char * const sframe_stat_names[NR_SFRAME_STATS] = {
 	[SFRAME_STAT_PROBE_NS]		= "sframe_probe_ns",
 	[SFRAME_STAT_CACHE_HITS]	= "sframe_cache_hits",
 	[SFRAME_STAT_CACHE_EVICTIONS]	= "sframe_cache_evictions",
+	[SFRAME_STAT_MAP_LOOKUPS]	= "map_lookups",
 	[SFRAME_STAT_ROW_HITS]		= "sframe_row_hits",
+	[SFRAME_STAT_RULE_LOOKUPS]	= "rule_lookups",
 	[SFRAME_STAT_LOOKUP_MISSES]	= "sframe_lookup_misses",
 	[SFRAME_STAT_BAD_ROWS]		= "sframe_bad_rows",
 	[SFRAME_STAT_UNSUPPORTED]	= "sframe_unsupported_rows",
+	[SFRAME_STAT_BUDGET_STOPS]	= "stop_budget",
 };
 
-struct sframe_stats {
-	u64 val[NR_SFRAME_STATS];
-};
-
-static DEFINE_PER_CPU(struct sframe_stats, sframe_stats);
-
-static void sframe_stat_add(enum sframe_stat stat, u64 val)
-{
-	this_cpu_add(sframe_stats.val[stat], val);
-}
-
-/* What identifies a mapping of a file, without holding on to the file. */
-struct sframe_key {
-	unsigned long	vm_start;
-	unsigned long	vm_pgoff;
-	unsigned long	ino;
-	dev_t		dev;
-	u32		generation;
-	time64_t	ctime_sec;
-	long		ctime_nsec;
-};
-
-struct sframe_entry {
-	struct sframe_key	key;
-	u64			last_used;	/* 0: the slot is free */
-	unsigned int		found;		/* enum unwind_user_type */
-	struct unwind_user_tables t;
-};
-
-/* The rule found for an IP, in a table indexed by a hash of the IP. */
-struct sframe_row_memo {
-	unsigned long			ip;	/* 0: the slot is free */
-	struct unwind_user_frame	frame;
-};
+DEFINE_PER_CPU(struct sframe_stats, sframe_stats);
 
 /* The most executable file mappings sframe_mm_settle() checks. */
 #define SFRAME_MM_CHECK_MAX	64
 
-/*
- * @exec_gen counts the executable file mappings made since the table was
- * set up (written under the mmap lock held for writing); @verdict is
- * (@exec_gen + 1) << 1 as of the last check of every such mapping, with
- * bit 0 set when none of them had a table; @has is the kinds of tables
- * (enum unwind_user_type) found for the life of the mm. These three are
- * read without the lock, also from NMI.
- */
-struct sframe_mm {
-	unsigned long		exec_gen;
-	unsigned long		verdict;
-	unsigned int		has;
-	spinlock_t		lock;		/* protects all below */
-	u64			clock;
-	unsigned int		nr;
-	struct sframe_row_memo	rows[SFRAME_MM_ROWS];
-	struct sframe_entry	entries[];
-};
-
 /* Room for the tables of a program, ld.so, libc and a dozen more. */
 static_assert(sizeof(struct sframe_mm) + 16 * sizeof(struct sframe_entry) <=
 	      SFRAME_MM_BYTES);
-
-/**
- * unwind_tables_count_frame - count a frame a walk that may use tables took
- * @frame: the rule it took, or NULL for a frame-pointer step made without
- *	   one
- *
- * Context: any; called by the walker of a task that may use tables.
- */
-void unwind_tables_count_frame(const struct unwind_user_frame *frame)
-{
-	switch (frame ? frame->type : UNWIND_USER_TYPE_FP) {
-	case UNWIND_USER_TYPE_SFRAME:
-		sframe_stat_add(SFRAME_STAT_FRAMES, 1);
-		break;
-#ifdef CONFIG_UNWIND_USER_EH_FRAME
-	case UNWIND_USER_TYPE_EH_FRAME:
-		eh_frame_count_frame(frame->sigframe);
-		break;
-#endif
-	default:
-		sframe_stat_add(SFRAME_STAT_FP_FRAMES, 1);
-		break;
-	}
-}
 
 /**
  * sframe_counters_show - print the table counters, one "name value" a line
@@ -205,7 +108,8 @@ static struct sframe_mm *sframe_mm_get(struct mm_struct *mm)
 	c = kzalloc(SFRAME_MM_BYTES, GFP_KERNEL);
 	if (!c)
 		return NULL;
-	spin_lock_init(&c->lock);
+	raw_spin_lock_init(&c->lock);
+	seqcount_raw_spinlock_init(&c->seq, &c->lock);
 	c->nr = (SFRAME_MM_BYTES - sizeof(*c)) / sizeof(c->entries[0]);
 	/* Another thread of the mm may have set one up meanwhile. */
 	if (cmpxchg_release(&mm->sframe_cache, NULL, c)) {
@@ -214,6 +118,21 @@ static struct sframe_mm *sframe_mm_get(struct mm_struct *mm)
 		c = smp_load_acquire(&mm->sframe_cache);
 	}
 	return c;
+}
+
+/*
+ * The mm's mapping sequence: false while its mmap lock is held for
+ * writing (the mappings may be changing), and always without per-VMA
+ * locks (which keep the sequence): nothing is then remembered.
+ */
+static bool unwind_mm_seq(struct mm_struct *mm, unsigned int *seq)
+{
+#ifdef CONFIG_PER_VMA_LOCK
+	*seq = raw_read_seqcount(&mm->mm_lock_seq);
+	return !(*seq & 1);
+#else
+	return false;
+#endif
 }
 
 /*
@@ -251,84 +170,91 @@ static void sframe_key_of(struct vm_area_struct *vma, struct sframe_key *key)
 	key->ctime_nsec = ctime.tv_nsec;
 }
 
-/* The entry for @key, or NULL; the caller holds c->lock. */
-static struct sframe_entry *sframe_cache_find(struct sframe_mm *c,
-					      const struct sframe_key *key)
+/* The slot of the entry for @key, or -1; the caller holds c->lock. */
+static int sframe_cache_find(struct sframe_mm *c, const struct sframe_key *key)
 {
 	unsigned int i;
 
 	for (i = 0; i < c->nr; i++) {
 		struct sframe_entry *e = &c->entries[i];
 
-		if (e->last_used && !memcmp(&e->key, key, sizeof(*key)))
-			return e;
+		if (e->id && !memcmp(&e->key, key, sizeof(*key)))
+			return i;
 	}
-	return NULL;
+	return -1;
 }
 
-static void sframe_cache_put(struct sframe_mm *c, const struct sframe_key *key,
-			     unsigned int found,
-			     const struct unwind_user_tables *t)
+/*
+ * Remember @r as checked at mapping sequence @seq; ranges of an older
+ * sequence are forgotten. The caller holds c->lock, in @c->seq's write
+ * section.
+ */
+static void unwind_range_store(struct sframe_mm *c, unsigned int seq,
+			       const struct unwind_mm_range *r)
 {
-	struct sframe_entry *e, *lru = NULL;
-	unsigned int i;
+	unsigned int i, slot;
 
-	spin_lock(&c->lock);
-	e = sframe_cache_find(c, key);
-	for (i = 0; !e && i < c->nr; i++) {
-		if (!lru || c->entries[i].last_used < lru->last_used)
-			lru = &c->entries[i];
+	if (c->mm_seq != seq) {
+		memset(c->ranges, 0, sizeof(c->ranges));
+		c->mm_seq = seq;
 	}
-	if (!e) {
-		e = lru;
-		if (e->last_used)
+	slot = c->next_range;
+	for (i = 0; i < UNWIND_MM_RANGES; i++) {
+		if (c->ranges[i].start == r->start) {
+			slot = i;
+			break;
+		}
+	}
+	if (slot == c->next_range)
+		c->next_range = (slot + 1) % UNWIND_MM_RANGES;
+	c->ranges[slot] = *r;
+}
+
+/*
+ * Add the entry for @key, evicting the least recently used one (and the
+ * ranges that name it); store its range @r when the mappings are still
+ * as of @seq. Return: its id.
+ */
+static u64 sframe_cache_put(struct sframe_mm *c, const struct sframe_key *key,
+			    unsigned int found,
+			    const struct unwind_user_tables *t,
+			    bool seq_ok, unsigned int seq,
+			    struct unwind_mm_range *r)
+{
+	struct sframe_entry *e;
+	unsigned int i, n, now;
+	int slot;
+
+	raw_spin_lock(&c->lock);
+	write_seqcount_begin(&c->seq);
+	slot = sframe_cache_find(c, key);
+	if (slot < 0) {
+		for (i = 0, n = 0; i < c->nr; i++) {
+			if (c->entries[i].last_used < c->entries[n].last_used)
+				n = i;
+		}
+		slot = n;
+		if (c->entries[slot].id)
 			sframe_stat_add(SFRAME_STAT_CACHE_EVICTIONS, 1);
+		for (i = 0; i < UNWIND_MM_RANGES; i++) {
+			if (c->ranges[i].entry == slot && c->ranges[i].id)
+				memset(&c->ranges[i], 0, sizeof(c->ranges[i]));
+		}
 	}
+	e = &c->entries[slot];
 	e->key = *key;
+	e->id = ++c->next_id;
 	e->found = found;
 	e->t = *t;
 	e->last_used = ++c->clock;
-	/*
-	 * Rows are only used for IPs in a mapping a walk has just matched
-	 * against its VMA. A new entry may replace a mapping whose rows are
-	 * still here (a library unmapped, another mapped at its address):
-	 * forget them all. Entries are only added when a walk meets a
-	 * mapping for the first time, which is rare.
-	 */
-	memset(c->rows, 0, sizeof(c->rows));
-	spin_unlock(&c->lock);
-}
-
-static struct sframe_row_memo *sframe_row_slot(struct sframe_mm *c,
-					       unsigned long ip)
-{
-	return &c->rows[hash_long(ip, ilog2(SFRAME_MM_ROWS))];
-}
-
-/* The rule for @ip if the mm found it recently, in a mapping still valid. */
-static bool sframe_row_get(struct sframe_mm *c, unsigned long ip,
-			   struct unwind_user_frame *frame)
-{
-	struct sframe_row_memo *r = sframe_row_slot(c, ip);
-	bool hit;
-
-	spin_lock(&c->lock);
-	hit = r->ip == ip;
-	if (hit)
-		*frame = r->frame;
-	spin_unlock(&c->lock);
-	return hit;
-}
-
-static void sframe_row_put(struct sframe_mm *c, unsigned long ip,
-			   const struct unwind_user_frame *frame)
-{
-	struct sframe_row_memo *r = sframe_row_slot(c, ip);
-
-	spin_lock(&c->lock);
-	r->ip = ip;
-	r->frame = *frame;
-	spin_unlock(&c->lock);
+	r->id = found ? e->id : 0;
+	r->entry = slot;
+	/* Only if no writer of the mappings came by since they were read. */
+	if (seq_ok && unwind_mm_seq(current->mm, &now) && now == seq)
+		unwind_range_store(c, seq, r);
+	write_seqcount_end(&c->seq);
+	raw_spin_unlock(&c->lock);
+	return e->id;
 }
 
 /* Count what a probe found; the kinds of tables usable (enum bits). */
@@ -357,68 +283,87 @@ static unsigned int sframe_probe_count(const struct unwind_probe *res)
 }
 
 /*
- * The tables of the mapping @ip is in, into @t: the kinds found (enum
- * unwind_user_type bits, 0 with [*@start, *@end) a range known to have
- * none), or -ENOMEM when it could not be told now.
+ * Look up the mapping @ip is in under the mmap lock, read the file's
+ * tables the first time the mm meets it, and remember the range.
+ * Return: the kinds of tables found (enum unwind_user_type bits, 0 for
+ * none) with *@r filled; -ENOMEM, or -EAGAIN when an exiting task could
+ * not take the mmap lock (it may hold it: an oops), when it cannot be told
+ * now.
  */
-static int sframe_mm_lookup(unsigned long ip, struct unwind_user_tables *t,
-			    unsigned long *start, unsigned long *end)
+static int unwind_map_lookup(struct sframe_mm *c, unsigned long ip,
+			     struct unwind_mm_range *r)
 {
 	struct mm_struct *mm = current->mm;
-	struct sframe_mm *c = sframe_mm_get(mm);
+	struct unwind_user_tables t = { };
 	struct vm_area_struct *vma;
 	struct unwind_probe res;
-	struct sframe_entry *e;
 	struct sframe_key key;
+	unsigned int found, seq = 0;
 	struct file *file;
-	unsigned long vm_end;
-	unsigned int found;
+	bool seq_ok;
+	int slot, ret;
 	u64 t0;
-	int ret;
 
-	if (!c)
-		return -ENOMEM;
-	mmap_read_lock(mm);
+	/* After an oops the exiting task may hold its mmap lock itself. */
+	if (current->flags & PF_EXITING) {
+		if (!mmap_read_trylock(mm))
+			return -EAGAIN;
+	} else {
+		mmap_read_lock(mm);
+	}
+	sframe_stat_add(SFRAME_STAT_MAP_LOOKUPS, 1);
+	/* Held for reading: no writer can be in the middle of a change. */
+	seq_ok = unwind_mm_seq(mm, &seq);
+	memset(r, 0, sizeof(*r));
 	vma = vma_lookup(mm, ip);
 	if (!vma) {
 		mmap_read_unlock(mm);
-		*start = ip;
-		*end = ip + 1;
+		r->start = ip;
+		r->end = ip + 1;
 		return 0;
 	}
-	*start = vma->vm_start;
-	*end = vm_end = vma->vm_end;
+	r->start = vma->vm_start;
+	r->end = vma->vm_end;
 	if (!(vma->vm_flags & VM_EXEC) ||
 	    (!vma->vm_file && !unwind_vma_is_vdso(vma))) {
+		if (seq_ok) {
+			raw_spin_lock(&c->lock);
+			write_seqcount_begin(&c->seq);
+			unwind_range_store(c, seq, r);
+			write_seqcount_end(&c->seq);
+			raw_spin_unlock(&c->lock);
+		}
 		mmap_read_unlock(mm);
 		return 0;
 	}
 
 	sframe_key_of(vma, &key);
-	spin_lock(&c->lock);
-	e = sframe_cache_find(c, &key);
-	if (e) {
+	raw_spin_lock(&c->lock);
+	slot = sframe_cache_find(c, &key);
+	if (slot >= 0) {
+		struct sframe_entry *e = &c->entries[slot];
+
+		write_seqcount_begin(&c->seq);
 		e->last_used = ++c->clock;
 		found = e->found;
-		if (found) {
-			*t = e->t;
-			t->text_end = vm_end;
-			if (found & UNWIND_USER_TYPE_SFRAME)
-				t->sframe.text_end = vm_end;
-		}
-		spin_unlock(&c->lock);
+		r->id = found ? e->id : 0;
+		r->entry = slot;
+		if (seq_ok)
+			unwind_range_store(c, seq, r);
+		write_seqcount_end(&c->seq);
+		raw_spin_unlock(&c->lock);
 		mmap_read_unlock(mm);
 		sframe_stat_add(SFRAME_STAT_CACHE_HITS, 1);
 		return found;
 	}
-	spin_unlock(&c->lock);
+	raw_spin_unlock(&c->lock);
 
 	/* Read the file with no lock held: it may take page faults and I/O. */
 	file = vma->vm_file ? get_file(vma->vm_file) : NULL;
 	mmap_read_unlock(mm);
 
 	t0 = local_clock();
-	ret = unwind_tables_probe(file, key.vm_start, key.vm_pgoff, vm_end, t,
+	ret = unwind_tables_probe(file, key.vm_start, key.vm_pgoff, r->end, &t,
 				  &res);
 	if (file)
 		fput(file);
@@ -430,130 +375,164 @@ static int sframe_mm_lookup(unsigned long ip, struct unwind_user_tables *t,
 	found = ret ? 0 : sframe_probe_count(&res);
 	if (found)
 		WRITE_ONCE(c->has, READ_ONCE(c->has) | found);
-	sframe_cache_put(c, &key, found, t);
+	sframe_cache_put(c, &key, found, &t, seq_ok, seq, r);
 	return found;
 }
 
-/* The SFrame rule, counted as SFrame's; -ENOENT lets .eh_frame try. */
-static int unwind_tables_sframe(const struct unwind_user_tables *t,
-				unsigned long ip,
-				struct unwind_user_frame *frame)
+/* The range the mm remembers for @ip as of mapping sequence @seq. */
+static bool unwind_range_get(struct sframe_mm *c, unsigned int seq,
+			     unsigned long ip, struct unwind_mm_range *out)
 {
-	int ret = sframe_find(&t->sframe, ip, frame);
+	unsigned int s = raw_read_seqcount(&c->seq), i;
+	bool hit = false;
 
-	switch (ret) {
-	case 0:
-		frame->type = UNWIND_USER_TYPE_SFRAME;
-		break;
-	case -ENOENT:
-		sframe_stat_add(SFRAME_STAT_LOOKUP_MISSES, 1);
-		break;
-	case -EOPNOTSUPP:
-		sframe_stat_add(SFRAME_STAT_UNSUPPORTED, 1);
-		break;
-	case -EINVAL:
-		sframe_stat_add(SFRAME_STAT_BAD_ROWS, 1);
-		break;
-	}
-	return ret;
-}
+	if ((s & 1) || READ_ONCE(c->mm_seq) != seq)
+		return false;
+	for (i = 0; i < UNWIND_MM_RANGES; i++) {
+		const struct unwind_mm_range *r = &c->ranges[i];
 
-/*
- * The rule of the tables @t has for @ip: SFrame first, .eh_frame for what
- * it does not cover, each where @methods allows it and its code has the
- * walk's word size @ws (a 64-bit process may map an i386 file).
- */
-static int unwind_tables_find(const struct unwind_user_tables *t,
-			      unsigned int methods, unsigned int ws,
-			      unsigned long ip, struct unwind_user_frame *frame)
-{
-	int ret = -ENOENT;
-
-	if ((methods & UNWIND_USER_TYPE_SFRAME) && t->sframe.text_end) {
-		ret = unwind_tables_sframe(t, ip, frame);
-		if (ret != -ENOENT)
-			return ret;
+		if (ip >= READ_ONCE(r->start) && ip < READ_ONCE(r->end)) {
+			out->start = READ_ONCE(r->start);
+			out->end = READ_ONCE(r->end);
+			out->id = READ_ONCE(r->id);
+			out->entry = READ_ONCE(r->entry);
+			hit = true;
+			break;
+		}
 	}
-#ifdef CONFIG_UNWIND_USER_EH_FRAME
-	if ((methods & UNWIND_USER_TYPE_EH_FRAME) && t->eh.table &&
-	    t->eh.ws == ws) {
-		ret = eh_frame_find(&t->eh, ip, frame);
-		if (!ret)
-			frame->type = UNWIND_USER_TYPE_EH_FRAME;
-		else if (ret == EH_FRAME_OUTERMOST)
-			ret = SFRAME_OUTERMOST;
-	}
-#endif
-	return ret;
+	return hit && !read_seqcount_retry(&c->seq, s);
 }
 
 /**
- * unwind_tables_rule - the rule of a user frame by its file's tables
- * @state: the walk, which remembers the last mapping looked up; its
- *	   @available_types says which tables may be used
- * @ip: the address to look up: the interrupted IP (or one a signal frame
- *	saved), or a return address minus one
- * @frame: filled with the rule on success, its @type saying which table
- *	   gave it
+ * unwind_tables_seq_begin - the mappings a walk in an interrupt relies on
+ * @seq: set to the current mm's mapping sequence
  *
- * Finds the tables of the file @ip is mapped from (reading the file's
- * program headers the first time the mm meets it) and looks @ip up in
- * them: SFrame where it covers @ip, else .eh_frame.
+ * Context: any; takes no lock.
  *
- * Context: task context of the walked task, which must not hold its mmap
- * lock; may fault and sleep.
- *
- * Return: 0; %SFRAME_OUTERMOST when the row marks the outermost frame;
- * -ENOENT when no table covers @ip (frame pointers may); -EOPNOTSUPP when
- * the row needs what a walk does not have; -EINVAL for bad data; -EFAULT;
- * -ENOMEM.
+ * Return: false when the mm has no table yet (it has met none of its
+ * files) or its mappings are being changed.
  */
-int unwind_tables_rule(struct unwind_user_state *state, unsigned long ip,
-		       struct unwind_user_frame *frame)
+bool unwind_tables_seq_begin(unsigned int *seq)
 {
-	struct unwind_user_tables *t = &state->tables;
-	unsigned long start, end;
-	struct sframe_mm *c;
+	struct mm_struct *mm = current->mm;
+
+	return smp_load_acquire(&mm->sframe_cache) && unwind_mm_seq(mm, seq);
+}
+
+/**
+ * unwind_tables_seq_valid - have the mappings stayed as they were?
+ * @seq: a sequence from unwind_tables_seq_begin()
+ *
+ * Context: any; takes no lock.
+ *
+ * Return: true when no writer changed the current mm's mappings since.
+ */
+bool unwind_tables_seq_valid(unsigned int seq)
+{
+	unsigned int now;
+
+	/* What the walk read, read before the check. */
+	smp_rmb();
+	return unwind_mm_seq(current->mm, &now) && now == seq;
+}
+
+/**
+ * unwind_tables_map - the checked range of the mapping a walk's IP is in
+ * @state: the walk; remembers the range in @state->maps
+ * @ip: the address
+ * @map: set to the range in @state->maps
+ *
+ * Uses the ranges the mm remembers where its mappings have not changed
+ * since they were checked, and otherwise (in task context) looks the
+ * mapping up under the mmap lock, reading the file's tables the first time
+ * the mm meets it.
+ *
+ * Context: any. A walk with @state->nofault only reads what the mm
+ * remembers, as of @state->mm_seq, and takes no lock; otherwise task
+ * context of the walked task, which may fault and sleep, and must not
+ * hold its mmap lock unless it is exiting.
+ *
+ * Return: 0; -EAGAIN when the walk cannot tell now (a walk in an
+ * interrupt that would need the lock, an exiting task that cannot take
+ * it); -ENOMEM.
+ */
+int unwind_tables_map(struct unwind_user_state *state, unsigned long ip,
+		      struct unwind_user_map **map)
+{
+	struct mm_struct *mm = current->mm;
+	struct sframe_mm *c = smp_load_acquire(&mm->sframe_cache);
+	struct unwind_user_map *m;
+	struct unwind_mm_range r;
+	unsigned int seq;
 	int ret;
 
-	might_fault();
-	if (ip >= state->notables_start && ip < state->notables_end)
-		return -ENOENT;
-	if (state->memo_ip && ip == state->memo_ip) {
-		*frame = state->memo;
-		return 0;
-	}
-	if (ip < t->text_start || ip >= t->text_end) {
-		ret = sframe_mm_lookup(ip, t, &start, &end);
-		if (ret <= 0) {
-			t->text_start = 0;
-			t->text_end = 0;
-			if (!ret) {
-				state->notables_start = start;
-				state->notables_end = end;
-				ret = -ENOENT;
-			}
+	if (state->nofault) {
+		if (!c || !unwind_range_get(c, state->mm_seq, ip, &r))
+			return -EAGAIN;
+		sframe_stat_add(SFRAME_STAT_CACHE_HITS, 1);
+	} else if (c && unwind_mm_seq(mm, &seq) &&
+		   unwind_range_get(c, seq, ip, &r)) {
+		sframe_stat_add(SFRAME_STAT_CACHE_HITS, 1);
+	} else {
+		might_fault();
+		c = sframe_mm_get(mm);
+		if (!c)
+			return -ENOMEM;
+		ret = unwind_map_lookup(c, ip, &r);
+		if (ret < 0)
 			return ret;
-		}
 	}
 
-	/* Tables were found, so the mm's cache is set up. */
-	c = smp_load_acquire(&current->mm->sframe_cache);
-	if (ip && sframe_row_get(c, ip, frame) &&
-	    (frame->type & state->available_types)) {
-		sframe_stat_add(SFRAME_STAT_ROW_HITS, 1);
-		ret = 0;
-	} else {
-		ret = unwind_tables_find(t, state->available_types, state->ws,
-					 ip, frame);
-		if (!ret && ip)
-			sframe_row_put(c, ip, frame);
-	}
-	if (!ret) {
-		state->memo_ip = ip;
-		state->memo = *frame;
-	}
-	return ret;
+	m = &state->maps[state->next_map];
+	state->next_map = (state->next_map + 1) % UNWIND_USER_MAPS;
+	m->start = r.start;
+	m->end = r.end;
+	m->id = r.id;
+	m->entry = r.entry;
+	*map = m;
+	return 0;
+}
+
+/**
+ * unwind_tables_copy - copy the tables of a checked range into the walk
+ * @state: the walk
+ * @m: a range of @state->maps with tables (@m->id not 0)
+ *
+ * Context: any; takes no lock.
+ *
+ * Return: true with @state->tables those of @m's file; false when the
+ * entry was replaced or is being written (the walk looks the range up
+ * again, or ends in an interrupt).
+ */
+bool unwind_tables_copy(struct unwind_user_state *state,
+			const struct unwind_user_map *m)
+{
+	struct sframe_mm *c = smp_load_acquire(&current->mm->sframe_cache);
+	struct unwind_user_tables *t = &state->tables;
+	const struct sframe_entry *e;
+	unsigned int s;
+
+	if (state->tables_id == m->id)
+		goto out;
+	if (!c || m->entry >= c->nr)
+		return false;
+	s = raw_read_seqcount(&c->seq);
+	if (s & 1)
+		return false;
+	e = &c->entries[m->entry];
+	if (READ_ONCE(e->id) != m->id)
+		return false;
+	memcpy(t, &e->t, sizeof(*t));
+	if (read_seqcount_retry(&c->seq, s))
+		return false;
+	state->tables_id = m->id;
+out:
+	/* The mapping may have grown or shrunk since the file was read. */
+	t->text_start = m->start;
+	t->text_end = m->end;
+	if (t->sframe.text_end)
+		t->sframe.text_end = m->end;
+	return true;
 }
 
 /**
@@ -610,14 +589,14 @@ bool sframe_mm_fp_only(struct mm_struct *mm)
 void sframe_mm_settle(void)
 {
 	struct mm_struct *mm = current->mm;
-	unsigned long starts[SFRAME_MM_CHECK_MAX], start, end, gen;
-	struct unwind_user_tables t;
+	unsigned long starts[SFRAME_MM_CHECK_MAX], gen;
 	struct vm_area_struct *vma;
+	struct unwind_mm_range r;
 	struct sframe_mm *c;
 	unsigned int n = 0, i;
 	bool many = false;
 
-	if (!mm)
+	if (!mm || (current->flags & PF_EXITING))
 		return;
 	c = sframe_mm_get(mm);
 	if (!c || (READ_ONCE(c->has) & unwind_user_methods()) ||
@@ -643,7 +622,7 @@ void sframe_mm_settle(void)
 	mmap_read_unlock(mm);
 
 	for (i = 0; !many && i < n; i++) {
-		int ret = sframe_mm_lookup(starts[i], &t, &start, &end);
+		int ret = unwind_map_lookup(c, starts[i], &r);
 
 		/* Tables of a method turned off do not count. */
 		if (ret < 0 || (ret & unwind_user_methods()))

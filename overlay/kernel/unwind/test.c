@@ -23,6 +23,11 @@
  *   init SLOT                      unwind_deferred_init() the slot again
  *   kthread                        ask from a kernel thread (slot 0)
  *   arm-exit MASK                  ask in do_exit() of the writer's next exit
+ *   arm-exit-locked MASK           the same, with the writer's mmap lock
+ *                                  taken for writing in do_exit() and held
+ *                                  until the first callback (as after an
+ *                                  oops in a page fault): logged at
+ *                                  "exit-locked" when it could be taken
  *   arm-exec MASK                  ask when the writer's next execve starts,
  *                                  at its point of no return, and again once
  *                                  the new image is set up
@@ -53,6 +58,7 @@
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
+#include <linux/mmap_lock.h>
 #include <linux/module.h>
 #include <linux/nmi.h>
 #include <linux/sched.h>
@@ -120,6 +126,9 @@ static unsigned int ctx_repeat;
 static int irq_done, nmi_armed, nmi_done;
 
 static atomic_t exit_pid, exec_pid, signal_pid;
+/* arm-exit-locked; the task that holds its mmap lock until its callback. */
+static bool exit_locked;
+static atomic_t exit_lock_pid;
 static unsigned long exit_mask, exec_mask, signal_mask;
 static unsigned long callback_mask;
 
@@ -203,6 +212,11 @@ static void test_callback(struct unwind_work *work,
 
 	if (READ_ONCE(callback_mask) & BIT(cb->slot))
 		test_request("callback", BIT(cb->slot), 1);
+
+	/* The walk is over: the exit may go on to release the mm. */
+	if (atomic_read(&exit_lock_pid) == current->pid &&
+	    atomic_cmpxchg(&exit_lock_pid, current->pid, 0) == current->pid)
+		mmap_write_unlock(current->mm);
 }
 
 /* Spin (preemption off, interrupts on) until *@flag is set, bounded. */
@@ -313,9 +327,25 @@ static int test_exit_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	pid_t pid = current->pid;
 
-	if (atomic_read(&exit_pid) == pid &&
-	    atomic_cmpxchg(&exit_pid, pid, 0) == pid)
-		test_request("exit", exit_mask, 1);
+	const char *at = "exit";
+
+	if (atomic_read(&exit_pid) != pid ||
+	    atomic_cmpxchg(&exit_pid, pid, 0) != pid)
+		return 0;
+	/*
+	 * A task that dies in the kernel holding its mmap lock (an oops in
+	 * a page fault) reaches do_exit() with it held. Only a trylock here
+	 * (the probe runs with preemption off), and not from an int3 probe,
+	 * which runs as an NMI.
+	 */
+	if (READ_ONCE(exit_locked) && !in_nmi() && current->mm &&
+	    down_write_trylock(&current->mm->mmap_lock)) {
+		/* What mmap_write_lock() does once it has the lock. */
+		mm_lock_seqcount_begin(current->mm);
+		atomic_set(&exit_lock_pid, pid);
+		at = "exit-locked";
+	}
+	test_request(at, exit_mask, 1);
 	return 0;
 }
 
@@ -645,12 +675,14 @@ static int test_command(char *cmd)
 	}
 	if (!strcmp(argv[0], "kthread"))
 		return test_request_kthread();
-	if (!strcmp(argv[0], "arm-exit") || !strcmp(argv[0], "arm-exec")) {
+	if (!strcmp(argv[0], "arm-exit") || !strcmp(argv[0], "arm-exec") ||
+	    !strcmp(argv[0], "arm-exit-locked")) {
 		if (!kprobes_on)
 			return -EOPNOTSUPP;
 		if (test_parse_mask(argv[1], &mask))
 			return -EINVAL;
-		if (!strcmp(argv[0], "arm-exit")) {
+		if (strcmp(argv[0], "arm-exec")) {
+			WRITE_ONCE(exit_locked, !strcmp(argv[0], "arm-exit-locked"));
 			exit_mask = mask;
 			atomic_set(&exit_pid, current->pid);
 		} else {

@@ -5,8 +5,8 @@
  * stack buys one walk for one sample and costs a task work, a trip through
  * the exit-to-user loop and a record. When the stack can be walked in the
  * interrupt without a page fault, and the walk is the one the deferred walk
- * would make (frame pointers: the table methods are off, or the mm is known
- * to have no tables),
+ * would make (frame pointers, and the tables of the mappings and the rules
+ * the mm remembers, with the mappings unchanged meanwhile),
  * its result is the deferred walk's result and the caller can store it at
  * once. When it needs a page that is not resident, the caller defers as
  * usual, so such stacks stay complete.
@@ -45,8 +45,8 @@ static int unwind_try_first __read_mostly = 1;
  * Return: true when @state is started; false when trying first is turned
  * off, the task has no user state to walk, its page tables are not the
  * ones loaded (an NMI during a switch of address spaces), or its mm may
- * have unwind tables of a method that is on (the deferred walk reads them,
- * which an interrupt cannot).
+ * have unwind tables it has not met yet or its mappings are being changed
+ * (see unwind_user_start_nofault()).
  */
 bool unwind_deferred_try_start(struct unwind_user_state *state)
 {
@@ -61,9 +61,8 @@ bool unwind_deferred_try_start(struct unwind_user_state *state)
 		return false;
 	if (unwind_user_start(state, NULL))
 		return false;
-	if (IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) &&
-	    (unwind_user_methods() & unwind_user_table_types(state->ws)) &&
-	    !sframe_mm_fp_only(current->mm)) {
+	/* Tables: what the mm remembers, as of its mappings now. */
+	if (!unwind_user_start_nofault(state)) {
 		unwind_stat_inc(UNWIND_STAT_TRY_SKIPPED_SFRAME);
 		return false;
 	}
@@ -80,7 +79,9 @@ EXPORT_SYMBOL_GPL(unwind_deferred_try_start);
  * Context: as unwind_deferred_try_start().
  *
  * Return: true when the walk ended without needing a page that was not
- * resident: whatever ended it (the outermost frame, a bad frame, the
+ * resident, a mapping or rule the mm has not met, or more work than an
+ * interrupt may do, and the mappings it relied on did not change:
+ * whatever ended it (the outermost frame, a bad frame, the
  * caller's limit), the deferred walk would end the same way. False when
  * the caller must defer.
  */
@@ -88,6 +89,10 @@ bool unwind_deferred_try_end(const struct unwind_user_state *state)
 {
 	if (state->done && state->stop == UNWIND_USER_FAULT) {
 		unwind_stat_inc(UNWIND_STAT_TRY_NOT_RESIDENT);
+		return false;
+	}
+	if (!unwind_user_end_nofault(state)) {
+		unwind_stat_inc(UNWIND_STAT_TRY_MAPS_CHANGED);
 		return false;
 	}
 	unwind_stat_inc(UNWIND_STAT_TRY_USED);

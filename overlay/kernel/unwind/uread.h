@@ -55,6 +55,7 @@ struct unwind_cursor {
 	unsigned long	buf_addr;	/* user address of buf[0] */
 	unsigned int	buf_len;
 	int		err;		/* the first error; takes fail after it */
+	unsigned int	*budget;	/* work left to the walk; NULL: none */
 	u8		buf[128];
 };
 
@@ -66,6 +67,26 @@ static inline void unwind_cursor_init(struct unwind_cursor *cur,
 	cur->buf_addr = 0;
 	cur->buf_len = 0;
 	cur->err = 0;
+	cur->budget = NULL;
+}
+
+/*
+ * Charge @n units of work (a row decoded, a buffer read) to the walk's
+ * budget; once it is spent the cursor fails with -E2BIG, which ends the
+ * lookup. Return: false when it is spent.
+ */
+static inline bool unwind_cursor_charge(struct unwind_cursor *cur,
+					unsigned int n)
+{
+	if (!cur->budget)
+		return true;
+	if (*cur->budget < n) {
+		*cur->budget = 0;
+		cur->err = cur->err ?: -E2BIG;
+		return false;
+	}
+	*cur->budget -= n;
+	return true;
 }
 
 /*
@@ -88,6 +109,8 @@ static inline const u8 *unwind_cursor_take(struct unwind_cursor *cur,
 		return NULL;
 	}
 	if (cur->pos < cur->buf_addr || off + len > cur->buf_len) {
+		if (!unwind_cursor_charge(cur, 1))
+			return NULL;
 		cur->buf_len = min_t(unsigned long, cur->end - cur->pos,
 				     sizeof(cur->buf));
 		if (unwind_read_user(cur->buf, cur->pos, cur->buf_len)) {

@@ -10,6 +10,7 @@
  * aligned and in user space, and the walk ends at the caller's entry limit.
  * A corrupt or hostile stack ends the walk; it never warns.
  */
+#include <linux/eh_frame.h>
 #include <linux/kernel.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
@@ -18,6 +19,8 @@
 #include <linux/unwind_user.h>
 #include <linux/uprobes.h>
 
+#include "mm_cache.h"
+
 /* The methods built in, and those turned on (all, unless a user said). */
 #define UNWIND_USER_TYPES_BUILT						\
 	((IS_ENABLED(CONFIG_HAVE_UNWIND_USER_FP) ? UNWIND_USER_TYPE_FP : 0) |	\
@@ -25,6 +28,16 @@
 	 (IS_ENABLED(CONFIG_UNWIND_USER_EH_FRAME) ? UNWIND_USER_TYPE_EH_FRAME : 0))
 
 static unsigned int unwind_user_enabled __read_mostly = UNWIND_USER_TYPES_BUILT;
+
+/*
+ * The table work one walk may do (rows and instructions decoded, reads of
+ * tables made): a process's tables cannot make one walk run for long. A
+ * walk in an interrupt gets less, and defers when it would need more.
+ */
+#define UNWIND_USER_BUDGET_DEFAULT	(1U << 20)
+#define UNWIND_USER_BUDGET_NOFAULT	(1U << 12)
+
+static unsigned int unwind_user_budget __read_mostly = UNWIND_USER_BUDGET_DEFAULT;
 
 /**
  * unwind_user_methods - the methods user stack walks may use
@@ -73,6 +86,34 @@ int unwind_user_set_methods(unsigned int methods)
 	if ((built & UNWIND_USER_TYPE_FP) && !(methods & UNWIND_USER_TYPE_FP))
 		return -EINVAL;
 	WRITE_ONCE(unwind_user_enabled, methods);
+	return 0;
+}
+
+/**
+ * unwind_user_work_budget - the table work one walk may do
+ *
+ * Context: any.
+ *
+ * Return: the budget, in rows and instructions decoded and reads made.
+ */
+unsigned int unwind_user_work_budget(void)
+{
+	return READ_ONCE(unwind_user_budget);
+}
+
+/**
+ * unwind_user_set_work_budget - set the table work one walk may do
+ * @budget: the new budget, from the next walk on; at least 1
+ *
+ * Context: any.
+ *
+ * Return: 0, or -EINVAL for 0.
+ */
+int unwind_user_set_work_budget(unsigned int budget)
+{
+	if (!budget)
+		return -EINVAL;
+	WRITE_ONCE(unwind_user_budget, budget);
 	return 0;
 }
 
@@ -131,6 +172,20 @@ efault:
 static bool unwind_user_may_fault(void)
 {
 	return in_task() && !faulthandler_disabled() && !irqs_disabled();
+}
+
+/*
+ * Whether the walk may reschedule: a walk that may use tables and fault
+ * runs where it may sleep (unwind_tables_rule() checks with
+ * might_fault()).
+ */
+static bool unwind_user_may_sleep(const struct unwind_user_state *state)
+{
+#ifdef CONFIG_UNWIND_USER_SFRAME
+	return !state->nofault;
+#else
+	return false;
+#endif
 }
 
 /*
@@ -319,20 +374,49 @@ fail:
 }
 
 /*
+ * Read @n (1 or 2) stack words at @addr: in their own user access section,
+ * or (@insec, native words only) in the caller's, where the address is
+ * checked as user_read_access_begin() checks it and then masked, so that
+ * no load reaches kernel memory even speculatively. The same results
+ * either way: 0, -EINVAL for a range outside user space, or -EFAULT.
+ */
+static __always_inline int unwind_user_get(unsigned long addr,
+					   unsigned int ws, unsigned int n,
+					   unsigned long *words,
+					   const bool insec)
+{
+	unsigned long __user *p = (unsigned long __user *)addr;
+
+	if (!insec)
+		return unwind_user_read_words(addr, ws, n, words);
+	if (!access_ok(p, n * sizeof(long)))
+		return -EINVAL;
+	p = mask_user_address(p);
+	unsafe_get_user(words[0], p, efault);
+	if (n > 1)
+		unsafe_get_user(words[1], p + 1, efault);
+	return 0;
+efault:
+	return -EFAULT;
+}
+
+/*
  * Take the step @frame describes: find the CFA, check it, and read the
  * return address and, where the frame saved it, the caller's frame pointer.
- * Every rule, whichever method found it, goes through the same checks.
+ * Every rule, whichever method found it, goes through the same checks,
+ * inside the table walk's user access section (@insec) or not.
  */
-static int unwind_user_apply(struct unwind_user_state *state,
-			     const struct unwind_user_frame *frame)
+static __always_inline int __unwind_user_apply(struct unwind_user_state *state,
+					       const struct unwind_user_frame *frame,
+					       const bool insec)
 {
 	bool fp_saved = frame->fp_off || frame->fp_in_frame;
 	unsigned long base, cfa, ra_addr, fp_addr = 0, fp = state->fp;
 	unsigned long words[2];
-	unsigned int ws = state->ws;
+	unsigned int ws = insec ? sizeof(long) : state->ws;
 	int ret;
 
-	if (frame->sigframe)
+	if (!insec && frame->sigframe)
 		return unwind_user_apply_signal(state, frame);
 	if (frame->use_fp) {
 		/* The outermost frame clears the frame pointer. */
@@ -361,7 +445,7 @@ static int unwind_user_apply(struct unwind_user_state *state,
 	cfa = base + frame->cfa_off;
 	/* A realigned frame keeps the CFA in a stack slot. */
 	if (frame->cfa_deref) {
-		ret = unwind_user_read_words(cfa, ws, 1, words);
+		ret = unwind_user_get(cfa, ws, 1, words, insec);
 		if (ret)
 			goto fail;
 		cfa = words[0];
@@ -378,18 +462,18 @@ static int unwind_user_apply(struct unwind_user_state *state,
 		fp_addr = (frame->fp_in_frame ? state->fp : cfa) + frame->fp_off;
 	if (fp_saved && fp_addr + ws == ra_addr) {
 		/* The usual layout: saved FP right below the return address. */
-		ret = unwind_user_read_words(fp_addr, ws, 2, words);
+		ret = unwind_user_get(fp_addr, ws, 2, words, insec);
 		if (ret)
 			goto fail;
 		fp = words[0];
 		state->ip = words[1];
 	} else {
-		ret = unwind_user_read_words(ra_addr, ws, 1, words);
+		ret = unwind_user_get(ra_addr, ws, 1, words, insec);
 		if (ret)
 			goto fail;
 		state->ip = words[0];
 		if (fp_saved) {
-			ret = unwind_user_read_words(fp_addr, ws, 1, words);
+			ret = unwind_user_get(fp_addr, ws, 1, words, insec);
 			if (ret)
 				goto fail;
 			fp = words[0];
@@ -402,6 +486,12 @@ fail:
 	unwind_user_stop(state, ret == -EFAULT ? UNWIND_USER_FAULT :
 					       UNWIND_USER_BAD_FRAME);
 	return ret;
+}
+
+static int unwind_user_apply(struct unwind_user_state *state,
+			     const struct unwind_user_frame *frame)
+{
+	return __unwind_user_apply(state, frame, false);
 }
 
 /*
@@ -573,10 +663,24 @@ static int unwind_user_next_table(struct unwind_user_state *state)
 	case -EOPNOTSUPP:
 		unwind_user_stop(state, UNWIND_USER_END);
 		return -ENOENT;
+	case -EAGAIN:
+		/* An exiting task that could not look: frame pointers. */
+		if (!state->nofault)
+			return 1;
+		fallthrough;
 	case -EFAULT:
 	case -ENOMEM:
 		unwind_user_stop(state, UNWIND_USER_FAULT);
-		return ret;
+		return -EFAULT;
+	case -E2BIG:
+		/* In an interrupt: the deferred walk has a larger budget. */
+		if (state->nofault) {
+			unwind_user_stop(state, UNWIND_USER_FAULT);
+			return -EFAULT;
+		}
+		sframe_stat_add(SFRAME_STAT_BUDGET_STOPS, 1);
+		unwind_user_stop(state, UNWIND_USER_BUDGET);
+		return -E2BIG;
 	default:
 		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
 		return -EINVAL;
@@ -698,6 +802,9 @@ int unwind_user_start(struct unwind_user_state *state,
 	    !sframe_mm_fp_only(current->mm))
 		state->available_types |= unwind_user_methods() &
 					  unwind_user_table_types(from->ws);
+#ifdef CONFIG_UNWIND_USER_SFRAME
+	state->budget = unwind_user_work_budget();
+#endif
 	state->ip = from->ip;
 	state->sp = from->sp;
 	state->fp = from->fp;
@@ -708,6 +815,144 @@ int unwind_user_start(struct unwind_user_state *state,
 		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
 	return 0;
 }
+
+/**
+ * unwind_user_start_nofault - let a walk in an interrupt use the tables
+ * @state: a walk started by unwind_user_start() in IRQ or NMI context
+ *
+ * The walk then uses the tables of the mappings and the rules the mm
+ * remembers, and looks rules up in table pages that are resident; where
+ * it would need more (a mapping not checked yet, a page not resident, more
+ * work than an interrupt may do) it ends with %UNWIND_USER_FAULT, so that
+ * its caller defers. It relies on the mm's mappings as they are now:
+ * unwind_user_end_nofault() says whether they stayed so.
+ *
+ * Context: IRQ or NMI context of the current task; takes no lock.
+ *
+ * Return: true when the walk gives what a deferred walk would (it may use
+ * every method that is on, or the mm has no tables); false when it
+ * cannot: the mm's mappings are being changed, or it has not met its
+ * tables yet.
+ */
+bool unwind_user_start_nofault(struct unwind_user_state *state)
+{
+#ifdef CONFIG_UNWIND_USER_SFRAME
+	unsigned int types = unwind_user_methods() &
+			     unwind_user_table_types(state->ws);
+
+	if (!types || state->done || sframe_mm_fp_only(current->mm))
+		return true;
+	if (!unwind_tables_seq_begin(&state->mm_seq))
+		return false;
+	state->nofault = true;
+	state->budget = UNWIND_USER_BUDGET_NOFAULT;
+	state->available_types |= types;
+#endif
+	return true;
+}
+
+/**
+ * unwind_user_end_nofault - did a walk in an interrupt rely on what held?
+ * @state: a walk started with unwind_user_start_nofault()
+ *
+ * Context: as unwind_user_start_nofault().
+ *
+ * Return: false when the mm's mappings changed since the walk started (its
+ * ranges may be stale); true otherwise.
+ */
+bool unwind_user_end_nofault(const struct unwind_user_state *state)
+{
+#ifdef CONFIG_UNWIND_USER_SFRAME
+	if (state->nofault)
+		return unwind_tables_seq_valid(state->mm_seq);
+#endif
+	return true;
+}
+
+#ifdef CONFIG_UNWIND_USER_SFRAME
+/*
+ * The frames past the interrupted one of a native walk that may use
+ * tables, stored as they are found, in one user access section: each
+ * frame's range was checked by this walk and the mm remembers its rule
+ * (or that its file has no tables), and the step is the one
+ * unwind_user_next() would take, with the same checks. Leaves the section
+ * at the first frame that needs more: a range not checked yet, a rule not
+ * remembered, a signal frame. @state holds a frame whose IP is not stored
+ * yet.
+ *
+ * Return: true when the walk is over; false when the current frame (its
+ * IP not stored) needs unwind_user_next().
+ */
+static bool unwind_user_table_walk(struct unwind_user_state *state,
+				   struct unwind_stacktrace *trace,
+				   unsigned int max_entries)
+{
+	struct sframe_mm *c = smp_load_acquire(&current->mm->sframe_cache);
+	unsigned int nr_sframe = 0, nr_eh = 0, nr_fp = 0, hits = 0;
+	struct unwind_user_frame frame, fp_body = { };
+	struct unwind_user_map *m;
+	bool over = false, full;
+	unsigned long ip;
+
+	if (!c)
+		return false;
+	arch_unwind_user_fp_frame(&fp_body, ARCH_UNWIND_USER_FP_BODY,
+				  sizeof(long));
+	fp_body.type = UNWIND_USER_TYPE_FP;
+	masked_user_access_begin((void __user *)state->sp);
+	for (;;) {
+		ip = state->ip - 1;
+		m = unwind_user_map_of(state, ip);
+		if (!m)
+			break;
+		if (!m->id) {
+			frame = fp_body;
+		} else if (unwind_rule_get(c, ip,
+					   unwind_rule_tag(m->id,
+							   state->available_types,
+							   sizeof(long)),
+					   &frame) && !frame.sigframe) {
+			hits++;
+		} else {
+			break;
+		}
+
+		full = trace->nr == max_entries;
+		if (!full)
+			trace->entries[trace->nr++] = state->ip;
+		over = true;
+		if (frame.type == UNWIND_USER_TYPE_NONE) {
+			unwind_user_stop(state, UNWIND_USER_END);
+			break;
+		}
+		state->current_type = frame.type;
+		if (__unwind_user_apply(state, &frame, true))
+			break;
+		if (frame.type == UNWIND_USER_TYPE_SFRAME)
+			nr_sframe++;
+		else if (frame.type == UNWIND_USER_TYPE_EH_FRAME)
+			nr_eh++;
+		else
+			nr_fp++;
+		/* Only a frame that really exists makes this a cut. */
+		if (full) {
+			unwind_user_stop(state, UNWIND_USER_TRUNCATED);
+			break;
+		}
+		over = false;
+	}
+	user_read_access_end();
+
+	sframe_stat_add(SFRAME_STAT_ROW_HITS, hits);
+	sframe_stat_add(SFRAME_STAT_FRAMES, nr_sframe);
+	sframe_stat_add(SFRAME_STAT_FP_FRAMES, nr_fp);
+#ifdef CONFIG_UNWIND_USER_EH_FRAME
+	if (nr_eh)
+		eh_frame_count_frames(nr_eh);
+#endif
+	return over;
+}
+#endif
 
 /**
  * unwind_user_walk - store the frames of a started walk
@@ -734,6 +979,14 @@ int unwind_user_walk(struct unwind_user_state *state,
 			unwind_user_fp_walk(state, trace, max_entries);
 			break;
 		}
+#ifdef CONFIG_UNWIND_USER_SFRAME
+		/* Frames whose rules the mm remembers, in one section. */
+		if (can_do_masked_user_access() && !state->topmost &&
+		    state->ws == sizeof(long) &&
+		    (state->available_types & UNWIND_USER_TYPES_TABLES) &&
+		    unwind_user_table_walk(state, trace, max_entries))
+			break;
+#endif
 		if (trace->nr == max_entries) {
 			/* Only a frame that really exists makes this a cut. */
 			if (!unwind_user_next(state))
@@ -743,6 +996,10 @@ int unwind_user_walk(struct unwind_user_state *state,
 		trace->entries[trace->nr++] = state->ip;
 		if (unwind_user_next(state))
 			break;
+		/* A lookup may have read a lot: let others run meanwhile. */
+		if ((state->available_types & UNWIND_USER_TYPES_TABLES) &&
+		    unwind_user_may_sleep(state))
+			cond_resched();
 	}
 	return state->stop;
 }

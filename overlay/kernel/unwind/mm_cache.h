@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What an mm remembers of its unwind tables, read without a lock: the
+ * mappings known (tables.c writes them) and the rules of the return
+ * addresses met recently (any walk writes them, NMI aside). The walker's
+ * table loop (user.c) reads rules inside its user access section, so the
+ * readers here are inline and call nothing. Internal to kernel/unwind/.
+ */
+#ifndef _KERNEL_UNWIND_MM_CACHE_H
+#define _KERNEL_UNWIND_MM_CACHE_H
+
+#include <linux/hash.h>
+#include <linux/limits.h>
+#include <linux/mm_types.h>
+#include <linux/percpu.h>
+#include <linux/seqlock.h>
+#include <linux/sizes.h>
+#include <linux/spinlock.h>
+#include <linux/unwind_user_types.h>
+
+/* What identifies a mapping of a file, without holding on to the file. */
+struct sframe_key {
+	unsigned long	vm_start;
+	unsigned long	vm_pgoff;
+	unsigned long	ino;
+	dev_t		dev;
+	u32		generation;
+	time64_t	ctime_sec;
+	long		ctime_nsec;
+};
+
+/*
+ * A file mapping whose tables were looked for: @id names it (never reused
+ * in the mm's life), so a rule found in its tables is never taken for
+ * another file's; 0 marks a free slot.
+ */
+struct sframe_entry {
+	struct sframe_key	key;
+	u64			id;
+	u64			last_used;
+	unsigned int		found;		/* enum unwind_user_type */
+	struct unwind_user_tables t;
+};
+
+/*
+ * An address range checked against the mm's mappings: the entry of the
+ * file mapped there (@id, @entry), or @id 0: no tables there. Valid while
+ * the mm's mappings have not changed since (sframe_mm.mm_seq).
+ */
+struct unwind_mm_range {
+	unsigned long	start;
+	unsigned long	end;
+	u64		id;
+	unsigned int	entry;
+};
+
+/*
+ * The rule of one return address (or interrupted IP) in the file mapping
+ * @tag names (unwind_rule_tag()). @seq is odd while a writer fills the
+ * slot; a reader that sees it odd or changed takes a miss. Offsets that do
+ * not fit are not remembered.
+ */
+struct unwind_mm_rule {
+	u32		seq;
+	s32		cfa_off;
+	s16		ra_off;
+	s16		fp_off;
+	u8		flags;
+	u8		type;
+	unsigned long	ip;
+	u64		tag;
+};
+
+#define UNWIND_RULE_USE_FP	BIT(0)
+#define UNWIND_RULE_CFA_DEREF	BIT(1)
+#define UNWIND_RULE_FP_IN_FRAME	BIT(2)
+#define UNWIND_RULE_SIGFRAME	BIT(3)
+
+/*
+ * A rule of type UNWIND_USER_TYPE_NONE marks the outermost frame; one of
+ * type UNWIND_USER_TYPE_FP says the tables have no row for the address:
+ * its frame is found by frame pointers (the rule of a function's body).
+ */
+
+/* The table of one mm: mappings, rules, then as many entries as fit. */
+#define SFRAME_MM_BYTES		SZ_8K
+#define UNWIND_MM_RULE_SETS	64	/* of two rules each; a power of two */
+#define UNWIND_MM_RANGES	16
+
+/*
+ * @exec_gen counts the executable file mappings made since the table was
+ * set up (written under the mmap lock held for writing); @verdict is
+ * (@exec_gen + 1) << 1 as of the last check of every such mapping, with
+ * bit 0 set when none of them had a table; @has is the kinds of tables
+ * (enum unwind_user_type) found for the life of the mm. These three are
+ * read without the lock, also from NMI.
+ *
+ * @ranges and @entries are written under @lock inside @seq's write
+ * section, and read with no lock: a reader that meets a writer misses.
+ * @ranges hold for the mm's mappings as of @mm_seq (the mm's mmap lock
+ * sequence). @rules are written with no lock, slot by slot.
+ */
+struct sframe_mm {
+	unsigned long		exec_gen;
+	unsigned long		verdict;
+	unsigned int		has;
+	raw_spinlock_t		lock;
+	seqcount_raw_spinlock_t	seq;
+	unsigned int		mm_seq;
+	unsigned int		next_range;
+	unsigned int		nr;
+	u64			clock;
+	u64			next_id;
+	struct unwind_mm_range	ranges[UNWIND_MM_RANGES];
+	struct unwind_mm_rule	rules[2 * UNWIND_MM_RULE_SETS];
+	struct sframe_entry	entries[];
+};
+
+/*
+ * The tag of a rule: the entry of the file it came from, the methods the
+ * walk could use and the walk's word size, so that a rule found with a
+ * method turned off (or not found, frame pointers then) is not reused once
+ * it is on.
+ */
+static __always_inline u64 unwind_rule_tag(u64 id, unsigned int types,
+					   unsigned int ws)
+{
+	return (id << 4) | (ws == sizeof(long) ? 8 : 0) | (types & 7);
+}
+
+static __always_inline struct unwind_mm_rule *
+unwind_rule_set(struct sframe_mm *c, unsigned long ip)
+{
+	return &c->rules[2 * hash_long(ip, ilog2(UNWIND_MM_RULE_SETS))];
+}
+
+/* Read one slot: true with *@frame when it holds @ip's rule for @tag. */
+static __always_inline bool unwind_rule_read(struct unwind_mm_rule *r,
+					     unsigned long ip, u64 tag,
+					     struct unwind_user_frame *frame)
+{
+	u32 seq = smp_load_acquire(&r->seq);
+	u8 flags;
+
+	if ((seq & 1) || READ_ONCE(r->ip) != ip || READ_ONCE(r->tag) != tag)
+		return false;
+	frame->cfa_off = READ_ONCE(r->cfa_off);
+	frame->ra_off = READ_ONCE(r->ra_off);
+	frame->fp_off = READ_ONCE(r->fp_off);
+	flags = READ_ONCE(r->flags);
+	frame->type = READ_ONCE(r->type);
+	frame->use_fp = flags & UNWIND_RULE_USE_FP;
+	frame->cfa_deref = flags & UNWIND_RULE_CFA_DEREF;
+	frame->fp_in_frame = flags & UNWIND_RULE_FP_IN_FRAME;
+	frame->sigframe = flags & UNWIND_RULE_SIGFRAME;
+	/* Read it all before the check that no writer came by. */
+	smp_rmb();
+	return READ_ONCE(r->seq) == seq;
+}
+
+/**
+ * unwind_rule_get - the rule the mm remembers for an address
+ * @c: the mm's table
+ * @ip: the address (a return address minus one, or an interrupted IP)
+ * @tag: unwind_rule_tag() of the file mapping @ip was found in
+ * @frame: filled on a hit
+ *
+ * Context: any, NMI included, user access sections included: takes no
+ * lock, calls nothing and writes nothing shared.
+ *
+ * Return: true on a hit.
+ */
+static __always_inline bool unwind_rule_get(struct sframe_mm *c,
+					    unsigned long ip, u64 tag,
+					    struct unwind_user_frame *frame)
+{
+	struct unwind_mm_rule *set = unwind_rule_set(c, ip);
+
+	return unwind_rule_read(&set[0], ip, tag, frame) ||
+	       unwind_rule_read(&set[1], ip, tag, frame);
+}
+
+/* The range of @state->maps @ip is in, or NULL. */
+static __always_inline struct unwind_user_map *
+unwind_user_map_of(struct unwind_user_state *state, unsigned long ip)
+{
+	unsigned int i;
+
+	for (i = 0; i < UNWIND_USER_MAPS; i++) {
+		struct unwind_user_map *m = &state->maps[i];
+
+		if (ip >= m->start && ip < m->end)
+			return m;
+	}
+	return NULL;
+}
+
+void unwind_rule_put(struct sframe_mm *c, unsigned long ip, u64 tag,
+		     const struct unwind_user_frame *frame);
+
+/* The counters of the tables and their cache (tables.c prints them). */
+enum sframe_stat {
+	SFRAME_STAT_FRAMES,		/* frames found by SFrame */
+	SFRAME_STAT_FP_FRAMES,		/* frames found by frame pointers */
+	SFRAME_STAT_FILES_PROBED,	/* files whose headers were read */
+	SFRAME_STAT_SECTIONS,		/* ... that had a usable section */
+	SFRAME_STAT_REFUSED,		/* ... had one of another version */
+	SFRAME_STAT_BAD_SECTIONS,	/* ... had a section breaking a rule */
+	SFRAME_STAT_PROBE_NS,		/* time spent reading them */
+	SFRAME_STAT_CACHE_HITS,		/* mappings the mm remembered */
+	SFRAME_STAT_CACHE_EVICTIONS,
+	SFRAME_STAT_MAP_LOOKUPS,	/* mappings looked up under the lock */
+	SFRAME_STAT_ROW_HITS,		/* rules the mm remembered */
+	SFRAME_STAT_RULE_LOOKUPS,	/* rules looked up in a table */
+	SFRAME_STAT_LOOKUP_MISSES,	/* IPs in a section's file it lacks */
+	SFRAME_STAT_BAD_ROWS,		/* lookups that found bad data */
+	SFRAME_STAT_UNSUPPORTED,	/* rows a walk cannot follow */
+	SFRAME_STAT_BUDGET_STOPS,	/* walks that spent their budget */
+	NR_SFRAME_STATS,
+};
+
+struct sframe_stats {
+	u64 val[NR_SFRAME_STATS];
+};
+
+DECLARE_PER_CPU(struct sframe_stats, sframe_stats);
+
+static __always_inline void sframe_stat_add(enum sframe_stat stat, u64 val)
+{
+	this_cpu_add(sframe_stats.val[stat], val);
+}
+
+/* The mapping of a walk's IP: its range and its file's entry (tables.c). */
+int unwind_tables_map(struct unwind_user_state *state, unsigned long ip,
+		      struct unwind_user_map **map);
+bool unwind_tables_copy(struct unwind_user_state *state,
+			const struct unwind_user_map *m);
+
+#endif /* _KERNEL_UNWIND_MM_CACHE_H */

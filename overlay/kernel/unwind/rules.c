@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The rule of a user frame by the unwind tables of the file its IP is
+ * mapped from: SFrame where the file's table covers the IP, else its
+ * .eh_frame, else frame pointers; and the rules each mm remembers.
+ *
+ * A rule found in a table is remembered by its address and tagged with
+ * the file mapping it came from (tables.c names each with an id never
+ * reused) and the methods the walk could use, so it is only ever applied
+ * to the same file's code at the same place, with the same methods. The
+ * rules are read with no lock, by any walk (NMI included), and written
+ * slot by slot with no lock by any walk but one in NMI: nothing on a hit
+ * writes to memory the threads of a process share.
+ */
+#include <linux/eh_frame.h>
+#include <linux/hardirq.h>
+#include <linux/mm_types.h>
+#include <linux/sched.h>
+#include <linux/sframe.h>
+#include <linux/unwind_user.h>
+
+#include "mm_cache.h"
+
+/*
+ * Fill the slot @r, unless another writer has it: the next lookup then
+ * writes it again. Any context but NMI.
+ */
+static void unwind_rule_fill(struct unwind_mm_rule *r, unsigned long ip,
+			     u64 tag, const struct unwind_user_frame *frame,
+			     u8 flags)
+{
+	u32 seq = READ_ONCE(r->seq);
+
+	if ((seq & 1) || !try_cmpxchg(&r->seq, &seq, seq + 1))
+		return;
+	WRITE_ONCE(r->ip, ip);
+	WRITE_ONCE(r->tag, tag);
+	WRITE_ONCE(r->cfa_off, frame->cfa_off);
+	WRITE_ONCE(r->ra_off, frame->ra_off);
+	WRITE_ONCE(r->fp_off, frame->fp_off);
+	WRITE_ONCE(r->flags, flags);
+	WRITE_ONCE(r->type, frame->type);
+	/* Readers that see the new count see the rule it covers. */
+	smp_store_release(&r->seq, seq + 2);
+}
+
+static u8 unwind_rule_flags(const struct unwind_user_frame *frame)
+{
+	return (frame->use_fp ? UNWIND_RULE_USE_FP : 0) |
+	       (frame->cfa_deref ? UNWIND_RULE_CFA_DEREF : 0) |
+	       (frame->fp_in_frame ? UNWIND_RULE_FP_IN_FRAME : 0) |
+	       (frame->sigframe ? UNWIND_RULE_SIGFRAME : 0);
+}
+
+/**
+ * unwind_rule_put - remember the rule of an address
+ * @c: the mm's table
+ * @ip: the address
+ * @tag: unwind_rule_tag() of the file mapping @ip is in
+ * @frame: its rule
+ *
+ * Each address hashes to a set of two slots: the rule goes in the first,
+ * whose rule moves to the second. Rules whose offsets do not fit a slot
+ * are not remembered.
+ *
+ * Context: any but NMI; takes no lock.
+ */
+void unwind_rule_put(struct sframe_mm *c, unsigned long ip, u64 tag,
+		     const struct unwind_user_frame *frame)
+{
+	struct unwind_mm_rule *set = unwind_rule_set(c, ip);
+	struct unwind_user_frame old;
+	unsigned long old_ip;
+	u64 old_tag;
+
+	if (frame->ra_off != (s16)frame->ra_off ||
+	    frame->fp_off != (s16)frame->fp_off)
+		return;
+	old_ip = READ_ONCE(set[0].ip);
+	old_tag = READ_ONCE(set[0].tag);
+	if ((old_ip != ip || old_tag != tag) &&
+	    unwind_rule_read(&set[0], old_ip, old_tag, &old))
+		unwind_rule_fill(&set[1], old_ip, old_tag, &old,
+				 unwind_rule_flags(&old));
+	unwind_rule_fill(&set[0], ip, tag, frame, unwind_rule_flags(frame));
+}
+
+/**
+ * unwind_tables_count_frame - count a frame a walk that may use tables took
+ * @frame: the rule it took, or NULL for a frame-pointer step made without
+ *	   one
+ *
+ * Context: any; called by the walker of a task that may use tables.
+ */
+void unwind_tables_count_frame(const struct unwind_user_frame *frame)
+{
+	switch (frame ? frame->type : UNWIND_USER_TYPE_FP) {
+	case UNWIND_USER_TYPE_SFRAME:
+		sframe_stat_add(SFRAME_STAT_FRAMES, 1);
+		break;
+#ifdef CONFIG_UNWIND_USER_EH_FRAME
+	case UNWIND_USER_TYPE_EH_FRAME:
+		eh_frame_count_frame(frame->sigframe);
+		break;
+#endif
+	default:
+		sframe_stat_add(SFRAME_STAT_FP_FRAMES, 1);
+		break;
+	}
+}
+
+/* The SFrame rule, counted as SFrame's; -ENOENT lets .eh_frame try. */
+static int unwind_tables_sframe(const struct unwind_user_tables *t,
+				unsigned long ip,
+				struct unwind_user_frame *frame,
+				unsigned int *budget)
+{
+	int ret = sframe_find(&t->sframe, ip, frame, budget);
+
+	switch (ret) {
+	case 0:
+		frame->type = UNWIND_USER_TYPE_SFRAME;
+		break;
+	case -ENOENT:
+		sframe_stat_add(SFRAME_STAT_LOOKUP_MISSES, 1);
+		break;
+	case -EOPNOTSUPP:
+		sframe_stat_add(SFRAME_STAT_UNSUPPORTED, 1);
+		break;
+	case -EINVAL:
+		sframe_stat_add(SFRAME_STAT_BAD_ROWS, 1);
+		break;
+	}
+	return ret;
+}
+
+/*
+ * The rule of the tables @t has for @ip: SFrame first, .eh_frame for what
+ * it does not cover, each where @methods allows it and its code has the
+ * walk's word size @ws (a 64-bit process may map an i386 file).
+ */
+static int unwind_tables_find(const struct unwind_user_tables *t,
+			      unsigned int methods, unsigned int ws,
+			      unsigned long ip, struct unwind_user_frame *frame,
+			      unsigned int *budget)
+{
+	int ret = -ENOENT;
+
+	if ((methods & UNWIND_USER_TYPE_SFRAME) && t->sframe.text_end) {
+		ret = unwind_tables_sframe(t, ip, frame, budget);
+		if (ret != -ENOENT)
+			return ret;
+	}
+#ifdef CONFIG_UNWIND_USER_EH_FRAME
+	if ((methods & UNWIND_USER_TYPE_EH_FRAME) && t->eh.table &&
+	    t->eh.ws == ws) {
+		ret = eh_frame_find(&t->eh, ip, frame, budget);
+		if (!ret)
+			frame->type = UNWIND_USER_TYPE_EH_FRAME;
+		else if (ret == EH_FRAME_OUTERMOST)
+			ret = SFRAME_OUTERMOST;
+	}
+#endif
+	return ret;
+}
+
+/* What a remembered rule says, as unwind_tables_rule() returns it. */
+static int unwind_rule_result(const struct unwind_user_frame *frame)
+{
+	switch (frame->type) {
+	case UNWIND_USER_TYPE_NONE:
+		return SFRAME_OUTERMOST;
+	case UNWIND_USER_TYPE_FP:
+		return -ENOENT;
+	default:
+		return 0;
+	}
+}
+
+/* Remember what a lookup found: a rule, the outermost frame, no row. */
+static void unwind_rule_remember(struct sframe_mm *c, unsigned long ip,
+				 u64 tag, unsigned int ws, int ret,
+				 const struct unwind_user_frame *frame)
+{
+	struct unwind_user_frame f = { };
+
+	switch (ret) {
+	case 0:
+		unwind_rule_put(c, ip, tag, frame);
+		break;
+	case SFRAME_OUTERMOST:
+		f.type = UNWIND_USER_TYPE_NONE;
+		unwind_rule_put(c, ip, tag, &f);
+		break;
+	case -ENOENT:
+		arch_unwind_user_fp_frame(&f, ARCH_UNWIND_USER_FP_BODY, ws);
+		f.type = UNWIND_USER_TYPE_FP;
+		unwind_rule_put(c, ip, tag, &f);
+		break;
+	}
+}
+
+/**
+ * unwind_tables_rule - the rule of a user frame by its file's tables
+ * @state: the walk, which remembers the mappings it met; its
+ *	   @available_types says which tables may be used
+ * @ip: the address to look up: the interrupted IP (or one a signal frame
+ *	saved), or a return address minus one
+ * @frame: filled with the rule on success, its @type saying which table
+ *	   gave it
+ *
+ * Finds the tables of the file @ip is mapped from (reading the file's
+ * program headers the first time the mm meets it) and looks @ip up: in the
+ * rules the mm remembers, else in the tables, SFrame where it covers @ip,
+ * else .eh_frame.
+ *
+ * Context: as unwind_tables_map(): any for a walk with @state->nofault,
+ * which may also look rules up in resident table pages; else task context
+ * of the walked task, which may fault and sleep.
+ *
+ * Return: 0; %SFRAME_OUTERMOST when the row marks the outermost frame;
+ * -ENOENT when no table covers @ip (frame pointers may); -EOPNOTSUPP when
+ * the row needs what a walk does not have; -EINVAL for bad data; -EFAULT;
+ * -ENOMEM; -EAGAIN when it cannot be told now; -E2BIG when the walk's
+ * budget is spent.
+ */
+int unwind_tables_rule(struct unwind_user_state *state, unsigned long ip,
+		       struct unwind_user_frame *frame)
+{
+	struct unwind_user_map *m = unwind_user_map_of(state, ip);
+	struct sframe_mm *c;
+	unsigned int tries;
+	u64 tag;
+	int ret;
+
+	for (tries = 0; ; tries++) {
+		if (!m) {
+			ret = unwind_tables_map(state, ip, &m);
+			if (ret)
+				return ret;
+		}
+		if (!m->id)
+			return -ENOENT;
+		/* A range with an entry: the mm's table is set up. */
+		c = smp_load_acquire(&current->mm->sframe_cache);
+		tag = unwind_rule_tag(m->id, state->available_types, state->ws);
+		/* Frame pointers at the interrupted IP start with a prologue. */
+		if (unwind_rule_get(c, ip, tag, frame) &&
+		    !(state->topmost && frame->type == UNWIND_USER_TYPE_FP)) {
+			sframe_stat_add(SFRAME_STAT_ROW_HITS, 1);
+			return unwind_rule_result(frame);
+		}
+		if (unwind_tables_copy(state, m))
+			break;
+		/* The entry was replaced meanwhile: check the mapping again. */
+		m->start = 0;
+		m->end = 0;
+		m = NULL;
+		if (state->nofault || tries)
+			return -EAGAIN;
+	}
+
+	sframe_stat_add(SFRAME_STAT_RULE_LOOKUPS, 1);
+	ret = unwind_tables_find(&state->tables, state->available_types,
+				 state->ws, ip, frame, &state->budget);
+	if (!in_nmi())
+		unwind_rule_remember(c, ip, tag, state->ws, ret, frame);
+	return ret;
+}
