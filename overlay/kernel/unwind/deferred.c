@@ -18,6 +18,7 @@
 #include <linux/irq_work.h>
 #include <linux/irqflags.h>
 #include <linux/kernel.h>
+#include <linux/mmap_lock.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/resume_user_mode.h>
@@ -31,6 +32,7 @@
 #include <linux/slab.h>
 #include <linux/srcu.h>
 #include <linux/task_work.h>
+#include <linux/uaccess.h>
 #include <linux/unwind_deferred.h>
 #include <linux/uprobes.h>
 #include <linux/unwind_user.h>
@@ -92,6 +94,7 @@ static const char * const unwind_stat_names[NR_UNWIND_STATS] = {
 	[UNWIND_STAT_RUNS]		= "runs",
 	[UNWIND_STAT_CALLBACKS]		= "callbacks",
 	[UNWIND_STAT_EXIT_COMPLETIONS]	= "exit_completions",
+	[UNWIND_STAT_EXIT_LOCKED_OUT]	= "exit_locked_out",
 	[UNWIND_STAT_EXEC_COMPLETIONS]	= "exec_completions",
 	[UNWIND_STAT_ERRORS]		= "errors",
 	[UNWIND_STAT_TRY_WALKS]		= "try_walks",
@@ -550,16 +553,37 @@ bool __unwind_reset_info(void)
  *
  * Runs the callbacks of a pending request now, with the real user stack,
  * instead of leaving them to the task work that would run after the mm is
- * gone. No new request can be made once PF_EXITING is set.
+ * gone. No new request can be made once PF_EXITING is set. A task that
+ * cannot take its mmap lock (it may hold it itself, after an oops) is
+ * walked without page faults.
  */
 void unwind_deferred_task_exit(struct task_struct *task)
 {
 	struct unwind_task_info *info = &task->unwind_info;
+	struct mm_struct *mm = task->mm;
+	bool locked_out;
+	bool ran;
 
 	if (!(READ_ONCE(info->mask) & UNWIND_PENDING))
 		return;
 	task_work_cancel(task, &info->work);
-	if (unwind_deferred_run(info))
+	/*
+	 * A task that dies in the kernel may hold its own mmap lock (an oops
+	 * in a page fault): a page fault, or a lookup of the tables, would
+	 * wait for it forever. When the lock cannot be had now, walk without
+	 * faults, which also leaves the tables out (frame pointers only).
+	 */
+	locked_out = mm && !mmap_read_trylock(mm);
+	if (mm && !locked_out)
+		mmap_read_unlock(mm);
+	if (locked_out) {
+		unwind_stat_inc(UNWIND_STAT_EXIT_LOCKED_OUT);
+		pagefault_disable();
+	}
+	ran = unwind_deferred_run(info);
+	if (locked_out)
+		pagefault_enable();
+	if (ran)
 		unwind_stat_inc(UNWIND_STAT_EXIT_COMPLETIONS);
 }
 

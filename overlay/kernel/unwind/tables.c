@@ -30,6 +30,7 @@
 #include <linux/seq_file.h>
 #include <linux/sframe.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 #include <linux/unwind_user.h>
 
 #include "mm_cache.h"
@@ -286,9 +287,7 @@ static unsigned int sframe_probe_count(const struct unwind_probe *res)
  * Look up the mapping @ip is in under the mmap lock, read the file's
  * tables the first time the mm meets it, and remember the range.
  * Return: the kinds of tables found (enum unwind_user_type bits, 0 for
- * none) with *@r filled; -ENOMEM, or -EAGAIN when an exiting task could
- * not take the mmap lock (it may hold it: an oops), when it cannot be told
- * now.
+ * none) with *@r filled; -ENOMEM when it cannot be told now.
  */
 static int unwind_map_lookup(struct sframe_mm *c, unsigned long ip,
 			     struct unwind_mm_range *r)
@@ -304,13 +303,7 @@ static int unwind_map_lookup(struct sframe_mm *c, unsigned long ip,
 	int slot, ret;
 	u64 t0;
 
-	/* After an oops the exiting task may hold its mmap lock itself. */
-	if (current->flags & PF_EXITING) {
-		if (!mmap_read_trylock(mm))
-			return -EAGAIN;
-	} else {
-		mmap_read_lock(mm);
-	}
+	mmap_read_lock(mm);
 	sframe_stat_add(SFRAME_STAT_MAP_LOOKUPS, 1);
 	/* Held for reading: no writer can be in the middle of a change. */
 	seq_ok = unwind_mm_seq(mm, &seq);
@@ -450,11 +443,10 @@ bool unwind_tables_seq_valid(unsigned int seq)
  * Context: any. A walk with @state->nofault only reads what the mm
  * remembers, as of @state->mm_seq, and takes no lock; otherwise task
  * context of the walked task, which may fault and sleep, and must not
- * hold its mmap lock unless it is exiting.
+ * hold its mmap lock.
  *
- * Return: 0; -EAGAIN when the walk cannot tell now (a walk in an
- * interrupt that would need the lock, an exiting task that cannot take
- * it); -ENOMEM.
+ * Return: 0; -EAGAIN when a walk in an interrupt would need the lock;
+ * -ENOMEM.
  */
 int unwind_tables_map(struct unwind_user_state *state, unsigned long ip,
 		      struct unwind_user_map **map)
@@ -574,6 +566,12 @@ bool sframe_mm_fp_only(struct mm_struct *mm)
 	return (v & 1) && (v >> 1) == READ_ONCE(c->exec_gen) + 1;
 }
 
+/* An exiting task walked without faults must not take the mmap lock. */
+static bool unwind_settle_may_lock(void)
+{
+	return !pagefault_disabled() && !(current->flags & PF_EXITING);
+}
+
 /**
  * sframe_mm_settle - find out whether the current mm has unwind tables
  *
@@ -596,7 +594,7 @@ void sframe_mm_settle(void)
 	unsigned int n = 0, i;
 	bool many = false;
 
-	if (!mm || (current->flags & PF_EXITING))
+	if (!mm || !unwind_settle_may_lock())
 		return;
 	c = sframe_mm_get(mm);
 	if (!c || (READ_ONCE(c->has) & unwind_user_methods()) ||

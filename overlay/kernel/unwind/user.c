@@ -664,10 +664,6 @@ static int unwind_user_next_table(struct unwind_user_state *state)
 		unwind_user_stop(state, UNWIND_USER_END);
 		return -ENOENT;
 	case -EAGAIN:
-		/* An exiting task that could not look: frame pointers. */
-		if (!state->nofault)
-			return 1;
-		fallthrough;
 	case -EFAULT:
 	case -ENOMEM:
 		unwind_user_stop(state, UNWIND_USER_FAULT);

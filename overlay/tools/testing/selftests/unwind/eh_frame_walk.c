@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <signal.h>
+#include <sys/wait.h>
 
 #ifndef __x86_64__
 /* <sys/auxv.h> brings glibc's <elf.h>, which clashes with <linux/elf.h>. */
@@ -187,6 +188,136 @@ TEST_F(libs, chain_crosses_needed_and_dlopened_libraries)
 	check_stack(_metadata, self->c, b);
 	/* The dlopen'd library is met for the first time here. */
 	EXPECT_LT(sections, counter("eh_frame_sections"));
+}
+
+#define BUDGET_PATH	"/sys/kernel/unwind_user/work_budget"
+
+static long budget_read(void)
+{
+	FILE *f = fopen(BUDGET_PATH, "r");
+	long v = -1;
+
+	if (f && fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static int budget_write(long v)
+{
+	char buf[32];
+	int fd = open(BUDGET_PATH, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(buf, sizeof(buf), "%ld", v);
+	if (write(fd, buf, strlen(buf)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * Walk the chain once in a new process, which has not met its tables
+ * yet: every rule is looked up. The child's exit status: 0 when its walk
+ * found @want_frames frames or more (less with @fewer), 1 otherwise.
+ */
+static int cold_walk(struct __test_metadata *_metadata, int fd,
+		     struct results *r, struct chain *c, unsigned int want,
+		     bool fewer)
+{
+	const struct cb *b;
+	int status;
+	pid_t pid = fork();
+
+	if (!pid) {
+		b = walk_once(_metadata, fd, r, c, "task", LIB_DEPTH);
+		if (!b)
+			_exit(2);
+		if (fewer ? b->nr >= want : b->nr < want) {
+			fprintf(stderr, "# the cold walk found %u frames\n",
+				b->nr);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * A walk does a bounded amount of table work: with a budget too small for
+ * the chain's first lookups, the walk ends early and says why
+ * (stop_budget); the default budget walks the whole chain cold.
+ */
+TEST_F(libs, table_work_is_bounded_by_the_budget)
+{
+	long saved = budget_read();
+	long long stops = counter("stop_budget");
+	int ret;
+
+	ASSERT_LT(0, saved) TH_LOG("%s cannot be read", BUDGET_PATH);
+	EXPECT_EQ(-EINVAL, budget_write(0));
+	ASSERT_EQ(0, budget_write(20));
+	ret = cold_walk(_metadata, self->fd, self->res, self->c,
+			LIB_DEPTH + 2, true);
+	budget_write(saved);
+	EXPECT_EQ(0, ret) TH_LOG("a budget of 20 did not cut the cold walk");
+	EXPECT_LT(stops, counter("stop_budget"));
+
+	stops = counter("stop_budget");
+	EXPECT_EQ(0, cold_walk(_metadata, self->fd, self->res, self->c,
+			       LIB_DEPTH + 2, false)) {
+		TH_LOG("the default budget (%ld) cut a cold walk", saved);
+	}
+	EXPECT_EQ(stops, counter("stop_budget"));
+}
+
+/*
+ * A task that dies in the kernel holding its mmap lock (an oops in a page
+ * fault) walks its stack in do_exit() for a pending request: the walk
+ * must not wait for the lock it holds. It falls back to frame pointers
+ * for mappings it cannot look up, and the callback runs.
+ */
+TEST_F(libs, exit_holding_the_mmap_lock_still_walks)
+{
+	struct results *r = self->res;
+	int status, ret, i, found = 0;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		ret = ctl(self->fd, "arm-exit-locked 0x1");
+		_exit(ret == -EOPNOTSUPP ? 4 : ret ? 5 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 4)
+		SKIP(return, "the test module has no kprobes");
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	ASSERT_EQ(0, read_results(self->fd, r));
+	for (i = 0; i < r->nreq; i++) {
+		if (r->req[i].pid == pid && !strcmp(r->req[i].at, "exit"))
+			SKIP(return, "the exit probe could not take the mmap lock (an int3 probe)");
+		if (r->req[i].pid == pid && !strcmp(r->req[i].at, "exit-locked")) {
+			EXPECT_EQ(0, r->req[i].ret);
+			found++;
+		}
+	}
+	ASSERT_EQ(1, found) TH_LOG("no request was made in do_exit() with the lock held");
+	found = 0;
+	for (i = 0; i < r->ncb; i++) {
+		if (r->cb[i].pid != pid)
+			continue;
+		found++;
+		EXPECT_EQ(1, r->cb[i].exiting);
+		EXPECT_LE(1, (int)r->cb[i].nr);
+	}
+	EXPECT_EQ(1, found) TH_LOG("the exiting task's callback ran %d times", found);
 }
 
 /*

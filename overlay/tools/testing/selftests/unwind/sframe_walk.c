@@ -459,6 +459,56 @@ static void damage_version_2(struct sf_lib *l)
 	l->h->version = 2;
 }
 
+/* A CFA offset 8 more: a valid rule, and the wrong one. */
+static void fre_cfa_plus_8(uint8_t *info, unsigned char *word)
+{
+	word[0] += 8;
+}
+
+/*
+ * Library A walked, then B (A's code, other rules) where A was, then A
+ * again, whose entry the mm still has: the rules B's walk left at the
+ * same addresses are never applied to A's frames.
+ */
+TEST_F(libs, a_then_b_then_a_again_uses_a_rules)
+{
+	struct sf_lib l = { };
+	unsigned long a_step;
+	char path[4200], copy[64];
+	const struct cb *b;
+	void *lib_b;
+
+	ASSERT_NE(NULL, walk_once(_metadata, self->fd, self->res, self->c,
+				  "task", LIB_DEPTH));
+	a_step = (unsigned long)self->c->lib_b;
+	dlclose(self->lib);
+	self->lib = NULL;
+
+	lib_path(path, sizeof(path), "libsframe_b.so");
+	ASSERT_TRUE(sf_load(&l, path));
+	sf_each_fre(&l, l.step, fre_cfa_plus_8);
+	open_damaged_copy(_metadata, l.data, l.len, copy, &lib_b, self->c);
+	free(l.data);
+	if ((unsigned long)self->c->lib_b != a_step) {
+		dlclose(lib_b);
+		unlink(copy);
+		SKIP(return, "B was not mapped where A was");
+	}
+	/* B's chain is wrong past its frame, by its own rules: not checked. */
+	walk_once(_metadata, self->fd, self->res, self->c, "task", LIB_DEPTH);
+	dlclose(lib_b);
+	unlink(copy);
+
+	self->lib = open_step(path, &self->c->lib_b);
+	ASSERT_NE(NULL, self->c->lib_b) TH_LOG("dlopen %s: %s", path, dlerror());
+	if ((unsigned long)self->c->lib_b != a_step)
+		SKIP(return, "A was not mapped again where it was");
+	b = walk_once(_metadata, self->fd, self->res, self->c, "task",
+		      LIB_DEPTH);
+	ASSERT_NE(NULL, b);
+	check_stack(_metadata, self->c, b);
+}
+
 FIXTURE(hostile_sframe) {
 	int fd;
 	struct results *res;
