@@ -11,6 +11,7 @@
 #ifndef DEFERRED_BENCH_H
 #define DEFERRED_BENCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <time.h>
@@ -84,6 +85,9 @@ int cmp_double(const void *a, const void *b);
 
 /* Whether the deferred unwinder times each walk (its counter walk_ns). */
 void time_walks(int on);
+
+/* Whether this program's own file has an SFrame table (walk.c). */
+bool self_has_sframe(void);
 
 /* The benchmarks, by file. */
 void bench_bytes(void);		/* space.c */

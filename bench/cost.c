@@ -389,7 +389,9 @@ void bench_irqcost(void)
 	if (!smoke)
 		sleep(2);
 	for (di = 0; di < (int)(sizeof(depths) / sizeof(depths[0])); di++) {
-		snprintf(name, sizeof(name), "cpu-clock,depth=%d", depths[di]);
+		/* Built with SFrame, try-first walks the chain by its table. */
+		snprintf(name, sizeof(name), "cpu-clock,depth=%d%s", depths[di],
+			 self_has_sframe() ? ",sframe table" : "");
 		for (m = NONE; m < IRQ_MODES; m++) {
 			/* 100 us: the spin, not the samples, takes most of the time */
 			irq_events_open(&ev[m], m, 0, 100000);

@@ -29,7 +29,7 @@
 #endif
 
 /* Whether this program's own file has an SFrame table. */
-static bool self_has_sframe(void)
+bool self_has_sframe(void)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;
@@ -51,7 +51,30 @@ out:
 }
 
 #define WALK_CASES	8
+#define WALK_MODES	2
+#define METHODS		"/sys/kernel/unwind_user/methods"
 
+/* Write @list to the methods file; false when it cannot be written. */
+static bool methods_set(const char *list)
+{
+	FILE *f = fopen(METHODS, "w");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fputs(list, f) >= 0;
+	return fclose(f) == 0 && ok;
+}
+
+/*
+ * The walker's cost per frame by each method, in the same run: this
+ * program without a table walks by frame pointers ("fp") and by its
+ * .eh_frame ("eh_frame", every program has one); built with an SFrame
+ * table it walks by that ("sframe"). Each mode turns only its own method
+ * on. Besides the time: the share of frames the tables gave, and per
+ * frame the rules the mm remembered (hits) and the rules looked up in a
+ * table (lookups).
+ */
 void bench_walk(void)
 {
 	/* One function recursing, then four functions in turn. */
@@ -67,47 +90,78 @@ void bench_walk(void)
 		{ 32, hop0, "depth=32,4 functions" },
 		{ 128, hop0, "depth=128,4 functions" },
 	};
+	static const char * const keys[] = {
+		"walk_ns", "timed_frames", "frames", "walks", "sframe_frames",
+		"eh_frame_frames", "sframe_row_hits", "rule_lookups",
+	};
+	enum { NS, TF, FR, WK, SF, EH, HITS, LOOKUPS, NKEYS };
+	struct {
+		const char *mode, *methods;
+	} modes[WALK_MODES];
 	int iters = smoke ? 20 : 100, rounds = smoke ? 1 : WALK_ROUNDS;
-	double per_frame[WALK_CASES][WALK_ROUNDS], frames[WALK_CASES] = { };
-	double by_table[WALK_CASES] = { };
-	const char *mode = self_has_sframe() ? "sframe" : "deferred";
-	long ns0, fr0, tf0, w0, sf0;
+	double per_frame[WALK_MODES][WALK_CASES][WALK_ROUNDS];
+	double sum[WALK_MODES][WALK_CASES][NKEYS] = { };
+	long before[NKEYS], v;
+	int di, i, r, k, mi, nmodes;
 	struct events ev;
-	int di, i, r;
 	struct tally t;
+
+	if (self_has_sframe()) {
+		modes[0].mode = "sframe";
+		modes[0].methods = "fp sframe";
+		nmodes = 1;
+	} else {
+		modes[0].mode = "fp";
+		modes[0].methods = "fp";
+		modes[1].mode = "eh_frame";
+		modes[1].methods = "fp eh_frame";
+		nmodes = 2;
+	}
 
 	time_walks(1);
 	events_open(&ev, DEFERRED, 1, 256);
 	for (r = 0; r < rounds; r++) {
-		for (di = 0; di < WALK_CASES; di++) {
-			ns0 = read_long(COUNTERS, "walk_ns");
-			tf0 = read_long(COUNTERS, "timed_frames");
-			fr0 = read_long(COUNTERS, "frames");
-			w0 = read_long(COUNTERS, "walks");
-			sf0 = read_long(COUNTERS, "sframe_frames");
-			events_enable(&ev, 1);
-			for (i = 0; i < iters; i++)
-				cases[di].fn(cases[di].depth);
-			events_enable(&ev, 0);
-			tally(&ev, &t);	/* empty the buffer */
-			per_frame[di][r] = (double)(read_long(COUNTERS, "walk_ns") - ns0) /
-					   (read_long(COUNTERS, "timed_frames") - tf0);
-			frames[di] = (double)(read_long(COUNTERS, "frames") - fr0) /
-				     (read_long(COUNTERS, "walks") - w0);
-			if (sf0 >= 0)
-				by_table[di] = (double)(read_long(COUNTERS, "sframe_frames") - sf0) /
-					       (read_long(COUNTERS, "frames") - fr0);
+		for (mi = 0; mi < nmodes; mi++) {
+			if (!methods_set(modes[mi].methods))
+				die("writing " METHODS);
+			for (di = 0; di < WALK_CASES; di++) {
+				for (k = 0; k < NKEYS; k++)
+					before[k] = read_long(COUNTERS, keys[k]);
+				events_enable(&ev, 1);
+				for (i = 0; i < iters; i++)
+					cases[di].fn(cases[di].depth);
+				events_enable(&ev, 0);
+				tally(&ev, &t);	/* empty the buffer */
+				for (k = 0; k < NKEYS; k++) {
+					v = read_long(COUNTERS, keys[k]);
+					sum[mi][di][k] += v >= 0 && before[k] >= 0 ?
+							  v - before[k] : 0;
+				}
+				per_frame[mi][di][r] =
+					(double)(read_long(COUNTERS, "walk_ns") - before[NS]) /
+					(read_long(COUNTERS, "timed_frames") - before[TF]);
+			}
 		}
 	}
 	events_close(&ev);
 	time_walks(0);
-	for (di = 0; di < WALK_CASES; di++) {
-		const char *name = cases[di].name;
+	methods_set("fp sframe eh_frame");
+	for (mi = 0; mi < nmodes; mi++) {
+		for (di = 0; di < WALK_CASES; di++) {
+			const char *name = cases[di].name, *mode = modes[mi].mode;
+			double *c = sum[mi][di];
 
-		qsort(per_frame[di], rounds, sizeof(double), cmp_double);
-		emit("walk", name, mode, "ns_per_frame", per_frame[di][rounds / 2]);
-		emit("walk", name, mode, "frames_per_walk", frames[di]);
-		emit("walk", name, mode, "sframe_share", by_table[di]);
+			qsort(per_frame[mi][di], rounds, sizeof(double), cmp_double);
+			emit("walk", name, mode, "ns_per_frame",
+			     per_frame[mi][di][rounds / 2]);
+			emit("walk", name, mode, "frames_per_walk", c[FR] / c[WK]);
+			emit("walk", name, mode, "table_share",
+			     (c[SF] + c[EH]) / c[FR]);
+			emit("walk", name, mode, "rule_hits_per_frame",
+			     c[HITS] / c[FR]);
+			emit("walk", name, mode, "lookups_per_frame",
+			     c[LOOKUPS] / c[FR]);
+		}
 	}
 }
 

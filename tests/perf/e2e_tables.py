@@ -38,6 +38,19 @@ def sframe_expected(report):
             [int(a, 16) for a in fields['chain'].split()])
 
 
+UNWIND_COUNTERS = '/sys/kernel/debug/unwind_deferred/counters'
+
+
+def unwind_counters():
+    """The unwinder's debugfs counters, name -> value; {} without them."""
+    try:
+        with open(UNWIND_COUNTERS) as f:
+            return {k: int(v) for k, v in (l.split()[:2] for l in f if len(l.split()) >= 2)
+                    if v.lstrip('-').isdigit()}
+    except OSError:
+        return {}
+
+
 def need_sframe():
     if not os.access(SFRAME_WORKLOAD, os.X_OK):
         raise Skipped('%s is not built (harness/perf with the SFrame toolchain)' %
@@ -160,7 +173,9 @@ class TableTests:
         sframe nearly every sample's user chain reaches the process's root
         (libc's start code, _start, or ld.so's before main), in perf script,
         inject --merge-callchains and report -g folded alike; fp and dwarf
-        are recorded beside it and their figures printed."""
+        are recorded beside it and their figures printed. Most samples are
+        walked in the interrupt by the tables the mm remembers (try-first),
+        not deferred."""
         methods = open(METHODS).read().split() if os.path.exists(METHODS) else []
         if 'eh_frame' not in methods:
             raise Skipped('this kernel does not walk .eh_frame (%s: %s)' %
@@ -179,6 +194,7 @@ class TableTests:
             line = []
             for mode in ('sframe', 'fp', 'dwarf'):
                 data = self.path('deb-%s-%s.data' % (name, mode))
+                before = unwind_counters()
                 run([PERF, 'record', '-q', '-o', data, '-e', 'cpu-clock', '-c', '1000000',
                      '--call-graph', mode, '--'] + argv, timeout=600)
                 items, _ = script(data)
@@ -198,6 +214,17 @@ class TableTests:
                 pct = 100.0 * whole / max(len(samples), 1)
                 if mode == 'sframe':
                     self.check_merged_views(name, data, samples, roots)
+                    after = unwind_counters()
+                    d = {k: after.get(k, 0) - before.get(k, 0) for k in
+                         ('try_walks', 'try_used', 'try_skipped_sframe',
+                          'try_not_resident', 'try_maps_changed')}
+                    tried = d['try_walks'] + d['try_skipped_sframe']
+                    share = 100.0 * d['try_used'] / max(tried, 1)
+                    line.append('walked in the interrupt %.1f %% (%s)' %
+                                (share, ', '.join('%s %d' % kv for kv in sorted(d.items()))))
+                    if after and tried >= 50 and share < 50:
+                        bad.append('%s: %d of %d user-space samples were walked in the '
+                                   'interrupt' % (name, d['try_used'], tried))
                 size = os.path.getsize(data)
                 line.append('%s %.1f %% of %d, %d B/sample' %
                             (mode, pct, len(samples), size // max(len(samples), 1)))

@@ -13,7 +13,7 @@ static const char * const counter_names[NR_C] = {
 	"requests", "queued", "joined", "already_pending", "already_run",
 	"rejected", "busy", "runs", "callbacks", "exit_completions",
 	"exec_completions", "errors", "try_walks", "try_used",
-	"try_not_resident",
+	"try_not_resident", "try_maps_changed",
 };
 
 int counters_read_names(const char * const *names, int n,
@@ -79,14 +79,17 @@ const char *counters_check(const struct counters *before,
 			 delta(before, after, C_REQUESTS), outcomes);
 		return buf;
 	}
-	printf("# try-first: %llu walks in an interrupt = %llu used + %llu not resident (deferred)\n",
+	printf("# try-first: %llu walks in an interrupt = %llu used + %llu not resident + %llu mappings changed (deferred)\n",
 	       delta(before, after, C_TRY_WALKS), delta(before, after, C_TRY_USED),
-	       delta(before, after, C_TRY_NOT_RESIDENT));
+	       delta(before, after, C_TRY_NOT_RESIDENT),
+	       delta(before, after, C_TRY_MAPS_CHANGED));
 	if (delta(before, after, C_TRY_WALKS) !=
-	    delta(before, after, C_TRY_USED) + delta(before, after, C_TRY_NOT_RESIDENT)) {
-		snprintf(buf, len, "counters: %llu walks tried in an interrupt, %llu used, %llu not resident",
+	    delta(before, after, C_TRY_USED) + delta(before, after, C_TRY_NOT_RESIDENT) +
+	    delta(before, after, C_TRY_MAPS_CHANGED)) {
+		snprintf(buf, len, "counters: %llu walks tried in an interrupt, %llu used, %llu not resident, %llu mappings changed",
 			 delta(before, after, C_TRY_WALKS), delta(before, after, C_TRY_USED),
-			 delta(before, after, C_TRY_NOT_RESIDENT));
+			 delta(before, after, C_TRY_NOT_RESIDENT),
+			 delta(before, after, C_TRY_MAPS_CHANGED));
 		return buf;
 	}
 	if (after->v[C_RUNS] != after->v[C_QUEUED]) {

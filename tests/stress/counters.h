@@ -16,7 +16,7 @@ enum {
 	C_REQUESTS, C_QUEUED, C_JOINED, C_PENDING, C_RUN, C_REJECTED, C_BUSY,
 	C_RUNS, C_CALLBACKS, C_EXIT, C_EXEC, C_ERRORS,
 	/* try-then-defer: walks in an interrupt, and how each ended */
-	C_TRY_WALKS, C_TRY_USED, C_TRY_NOT_RESIDENT, NR_C
+	C_TRY_WALKS, C_TRY_USED, C_TRY_NOT_RESIDENT, C_TRY_MAPS_CHANGED, NR_C
 };
 
 struct counters {

@@ -101,7 +101,7 @@ static const char * const unwind_stat_names[NR_UNWIND_STATS] = {
 	[UNWIND_STAT_TRY_USED]		= "try_used",
 	[UNWIND_STAT_TRY_NOT_RESIDENT]	= "try_not_resident",
 	[UNWIND_STAT_TRY_SKIPPED_SFRAME] = "try_skipped_sframe",
-	[UNWIND_STAT_TRY_MAPS_CHANGED]	= "try_mappings_changed",
+	[UNWIND_STAT_TRY_MAPS_CHANGED]	= "try_maps_changed",
 };
 
 DEFINE_PER_CPU(struct unwind_stats, unwind_stats);

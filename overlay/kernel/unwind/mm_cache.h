@@ -139,6 +139,7 @@ static __always_inline bool unwind_rule_read(struct unwind_mm_rule *r,
 					     unsigned long ip, u64 tag,
 					     struct unwind_user_frame *frame)
 {
+	/* Pairs with the release that published the slot's rule. */
 	u32 seq = smp_load_acquire(&r->seq);
 	u8 flags;
 

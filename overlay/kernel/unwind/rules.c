@@ -241,7 +241,10 @@ int unwind_tables_rule(struct unwind_user_state *state, unsigned long ip,
 		}
 		if (!m->id)
 			return -ENOENT;
-		/* A range with an entry: the mm's table is set up. */
+		/*
+		 * A range with an entry: the mm's table is set up. Pairs
+		 * with the cmpxchg_release() that set it up.
+		 */
 		c = smp_load_acquire(&current->mm->sframe_cache);
 		tag = unwind_rule_tag(m->id, state->available_types, state->ws);
 		/* Frame pointers at the interrupted IP start with a prologue. */

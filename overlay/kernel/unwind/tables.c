@@ -409,6 +409,7 @@ bool unwind_tables_seq_begin(unsigned int *seq)
 {
 	struct mm_struct *mm = current->mm;
 
+	/* Pairs with the cmpxchg_release() that set the table up. */
 	return smp_load_acquire(&mm->sframe_cache) && unwind_mm_seq(mm, seq);
 }
 
@@ -452,6 +453,7 @@ int unwind_tables_map(struct unwind_user_state *state, unsigned long ip,
 		      struct unwind_user_map **map)
 {
 	struct mm_struct *mm = current->mm;
+	/* Pairs with the cmpxchg_release() that set the table up. */
 	struct sframe_mm *c = smp_load_acquire(&mm->sframe_cache);
 	struct unwind_user_map *m;
 	struct unwind_mm_range r;
@@ -499,6 +501,7 @@ int unwind_tables_map(struct unwind_user_state *state, unsigned long ip,
 bool unwind_tables_copy(struct unwind_user_state *state,
 			const struct unwind_user_map *m)
 {
+	/* Pairs with the cmpxchg_release() that set the table up. */
 	struct sframe_mm *c = smp_load_acquire(&current->mm->sframe_cache);
 	struct unwind_user_tables *t = &state->tables;
 	const struct sframe_entry *e;

@@ -34,8 +34,8 @@ static unsigned int unwind_user_enabled __read_mostly = UNWIND_USER_TYPES_BUILT;
  * tables made): a process's tables cannot make one walk run for long. A
  * walk in an interrupt gets less, and defers when it would need more.
  */
-#define UNWIND_USER_BUDGET_DEFAULT	(1U << 20)
-#define UNWIND_USER_BUDGET_NOFAULT	(1U << 12)
+#define UNWIND_USER_BUDGET_DEFAULT	BIT(20)
+#define UNWIND_USER_BUDGET_NOFAULT	BIT(12)
 
 static unsigned int unwind_user_budget __read_mostly = UNWIND_USER_BUDGET_DEFAULT;
 
@@ -883,6 +883,7 @@ static bool unwind_user_table_walk(struct unwind_user_state *state,
 				   struct unwind_stacktrace *trace,
 				   unsigned int max_entries)
 {
+	/* Pairs with the cmpxchg_release() that set the table up. */
 	struct sframe_mm *c = smp_load_acquire(&current->mm->sframe_cache);
 	unsigned int nr_sframe = 0, nr_eh = 0, nr_fp = 0, hits = 0;
 	struct unwind_user_frame frame, fp_body = { };
