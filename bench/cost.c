@@ -382,7 +382,7 @@ void bench_irqcost(void)
 	double bytes[IRQ_MODES], samples[IRQ_MODES], marked, classic;
 	struct events ev[IRQ_MODES];
 	struct tally ta;
-	char name[32];
+	char name[48];
 
 	pin_cpu0(true);
 	/* What the benchmarks before left behind (rings being freed) settles. */

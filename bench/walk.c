@@ -66,14 +66,64 @@ static bool methods_set(const char *list)
 	return fclose(f) == 0 && ok;
 }
 
+#define COLD_RUNS	5
+
 /*
- * The walker's cost per frame by each method, in the same run: this
- * program without a table walks by frame pointers ("fp") and by its
- * .eh_frame ("eh_frame", every program has one); built with an SFrame
- * table it walks by that ("sframe"). Each mode turns only its own method
- * on. Besides the time: the share of frames the tables gave, and per
- * frame the rules the mm remembered (hits) and the rules looked up in a
- * table (lookups).
+ * A first walk: in a new process (a new mm, which has met no table and
+ * remembers no rule), the chain of @fn at @depth walked once. Return: ns
+ * per frame, without the time spent reading files' headers (discovery,
+ * which the discovery bench measures), or -1.
+ */
+static double cold_walk(long (*fn)(int depth), int depth)
+{
+	static const char * const keys[] = {
+		"walk_ns", "timed_frames", "sframe_probe_ns",
+	};
+	long c[2][3];
+	double v = -1;
+	struct events ev;
+	int fd[2], k, st;
+	pid_t pid;
+
+	if (pipe(fd))
+		die("pipe");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		events_open(&ev, DEFERRED, 1, 16);
+		for (k = 0; k < 3; k++)
+			c[0][k] = read_long(COUNTERS, keys[k]);
+		events_enable(&ev, 1);
+		fn(depth);
+		events_enable(&ev, 0);
+		for (k = 0; k < 3; k++)
+			c[1][k] = read_long(COUNTERS, keys[k]);
+		if (c[1][1] > c[0][1])
+			v = (double)(c[1][0] - c[0][0] - (c[1][2] - c[0][2])) /
+			    (c[1][1] - c[0][1]);
+		if (write(fd[1], &v, sizeof(v)) != sizeof(v))
+			_exit(1);
+		_exit(0);
+	}
+	close(fd[1]);
+	if (read(fd[0], &v, sizeof(v)) != sizeof(v))
+		v = -1;
+	close(fd[0]);
+	if (waitpid(pid, &st, 0) < 0 || st)
+		die("a cold walk child failed");
+	return v;
+}
+
+/*
+ * The walker's cost per frame by each method, in the same run: by frame
+ * pointers ("fp"), then by this program's .eh_frame ("eh_frame", every
+ * program has one) or, built with an SFrame table, by that ("sframe").
+ * Each mode turns only its own method on, and the modes take turns in
+ * every round; the table's time over frame pointers' is the median of
+ * the rounds' ratios. Besides the time: the share of frames the tables
+ * gave, and per frame the rules the mm remembered (hits) and the rules
+ * looked up in a table (lookups).
  */
 void bench_walk(void)
 {
@@ -102,26 +152,21 @@ void bench_walk(void)
 	double per_frame[WALK_MODES][WALK_CASES][WALK_ROUNDS];
 	double sum[WALK_MODES][WALK_CASES][NKEYS] = { };
 	long before[NKEYS], v;
-	int di, i, r, k, mi, nmodes;
+	double ratio[WALK_CASES][WALK_ROUNDS];
+	int di, i, r, k, mi;
 	struct events ev;
 	struct tally t;
 
-	if (self_has_sframe()) {
-		modes[0].mode = "sframe";
-		modes[0].methods = "fp sframe";
-		nmodes = 1;
-	} else {
-		modes[0].mode = "fp";
-		modes[0].methods = "fp";
-		modes[1].mode = "eh_frame";
-		modes[1].methods = "fp eh_frame";
-		nmodes = 2;
-	}
+	/* Frame pointers first: the other mode's ratio is to them. */
+	modes[0].mode = "fp";
+	modes[0].methods = "fp";
+	modes[1].mode = self_has_sframe() ? "sframe" : "eh_frame";
+	modes[1].methods = self_has_sframe() ? "fp sframe" : "fp eh_frame";
 
 	time_walks(1);
 	events_open(&ev, DEFERRED, 1, 256);
 	for (r = 0; r < rounds; r++) {
-		for (mi = 0; mi < nmodes; mi++) {
+		for (mi = 0; mi < WALK_MODES; mi++) {
 			if (!methods_set(modes[mi].methods))
 				die("writing " METHODS);
 			for (di = 0; di < WALK_CASES; di++) {
@@ -146,7 +191,11 @@ void bench_walk(void)
 	events_close(&ev);
 	time_walks(0);
 	methods_set("fp sframe eh_frame");
-	for (mi = 0; mi < nmodes; mi++) {
+	/* The ratio of each round, before the times are sorted. */
+	for (di = 0; di < WALK_CASES; di++)
+		for (r = 0; r < rounds; r++)
+			ratio[di][r] = per_frame[1][di][r] / per_frame[0][di][r];
+	for (mi = 0; mi < WALK_MODES; mi++) {
 		for (di = 0; di < WALK_CASES; di++) {
 			const char *name = cases[di].name, *mode = modes[mi].mode;
 			double *c = sum[mi][di];
@@ -161,8 +210,32 @@ void bench_walk(void)
 			     c[HITS] / c[FR]);
 			emit("walk", name, mode, "lookups_per_frame",
 			     c[LOOKUPS] / c[FR]);
+			if (!mi)
+				continue;
+			qsort(ratio[di], rounds, sizeof(double), cmp_double);
+			emit("walk", name, mode, "x_fp_same_rounds",
+			     ratio[di][rounds / 2]);
 		}
 	}
+
+	/* First walks: every rule looked up, in new processes. */
+	time_walks(1);
+	for (mi = 0; mi < WALK_MODES; mi++) {
+		double cold[COLD_RUNS];
+		int n = smoke ? 1 : COLD_RUNS;
+
+		if (!methods_set(modes[mi].methods))
+			die("writing " METHODS);
+		for (di = 0; di < WALK_CASES; di++) {
+			for (r = 0; r < n; r++)
+				cold[r] = cold_walk(cases[di].fn, cases[di].depth);
+			qsort(cold, n, sizeof(double), cmp_double);
+			emit("walk", cases[di].name, modes[mi].mode,
+			     "first_walk_ns_per_frame", cold[n / 2]);
+		}
+	}
+	time_walks(0);
+	methods_set("fp sframe eh_frame");
 }
 
 /*

@@ -84,7 +84,8 @@ struct unwind_mm_rule {
 
 /* The table of one mm: mappings, rules, then as many entries as fit. */
 #define SFRAME_MM_BYTES		SZ_8K
-#define UNWIND_MM_RULE_SETS	64	/* of two rules each; a power of two */
+#define UNWIND_MM_RULE_WAYS	4
+#define UNWIND_MM_RULE_SETS	32	/* a power of two */
 #define UNWIND_MM_RANGES	16
 
 /*
@@ -112,7 +113,7 @@ struct sframe_mm {
 	u64			clock;
 	u64			next_id;
 	struct unwind_mm_range	ranges[UNWIND_MM_RANGES];
-	struct unwind_mm_rule	rules[2 * UNWIND_MM_RULE_SETS];
+	struct unwind_mm_rule	rules[UNWIND_MM_RULE_WAYS * UNWIND_MM_RULE_SETS];
 	struct sframe_entry	entries[];
 };
 
@@ -131,7 +132,8 @@ static __always_inline u64 unwind_rule_tag(u64 id, unsigned int types,
 static __always_inline struct unwind_mm_rule *
 unwind_rule_set(struct sframe_mm *c, unsigned long ip)
 {
-	return &c->rules[2 * hash_long(ip, ilog2(UNWIND_MM_RULE_SETS))];
+	return &c->rules[UNWIND_MM_RULE_WAYS *
+			 hash_long(ip, ilog2(UNWIND_MM_RULE_SETS))];
 }
 
 /* Read one slot: true with *@frame when it holds @ip's rule for @tag. */
@@ -176,9 +178,13 @@ static __always_inline bool unwind_rule_get(struct sframe_mm *c,
 					    struct unwind_user_frame *frame)
 {
 	struct unwind_mm_rule *set = unwind_rule_set(c, ip);
+	unsigned int w;
 
-	return unwind_rule_read(&set[0], ip, tag, frame) ||
-	       unwind_rule_read(&set[1], ip, tag, frame);
+	for (w = 0; w < UNWIND_MM_RULE_WAYS; w++) {
+		if (unwind_rule_read(&set[w], ip, tag, frame))
+			return true;
+	}
+	return false;
 }
 
 /* The range of @state->maps @ip is in, or NULL. */

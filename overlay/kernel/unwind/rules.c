@@ -59,9 +59,10 @@ static u8 unwind_rule_flags(const struct unwind_user_frame *frame)
  * @tag: unwind_rule_tag() of the file mapping @ip is in
  * @frame: its rule
  *
- * Each address hashes to a set of two slots: the rule goes in the first,
- * whose rule moves to the second. Rules whose offsets do not fit a slot
- * are not remembered.
+ * Each address hashes to a set of slots, newest first: a new rule goes in
+ * the first and the others move down one, the last one's falling out; a
+ * rule already there is rewritten in place. Rules whose offsets do not
+ * fit a slot are not remembered.
  *
  * Context: any but NMI; takes no lock.
  */
@@ -71,17 +72,26 @@ void unwind_rule_put(struct sframe_mm *c, unsigned long ip, u64 tag,
 	struct unwind_mm_rule *set = unwind_rule_set(c, ip);
 	struct unwind_user_frame old;
 	unsigned long old_ip;
+	unsigned int w;
 	u64 old_tag;
 
 	if (frame->ra_off != (s16)frame->ra_off ||
 	    frame->fp_off != (s16)frame->fp_off)
 		return;
-	old_ip = READ_ONCE(set[0].ip);
-	old_tag = READ_ONCE(set[0].tag);
-	if ((old_ip != ip || old_tag != tag) &&
-	    unwind_rule_read(&set[0], old_ip, old_tag, &old))
-		unwind_rule_fill(&set[1], old_ip, old_tag, &old,
-				 unwind_rule_flags(&old));
+	for (w = 0; w < UNWIND_MM_RULE_WAYS; w++) {
+		if (READ_ONCE(set[w].ip) == ip && READ_ONCE(set[w].tag) == tag) {
+			unwind_rule_fill(&set[w], ip, tag, frame,
+					 unwind_rule_flags(frame));
+			return;
+		}
+	}
+	for (w = UNWIND_MM_RULE_WAYS - 1; w > 0; w--) {
+		old_ip = READ_ONCE(set[w - 1].ip);
+		old_tag = READ_ONCE(set[w - 1].tag);
+		if (unwind_rule_read(&set[w - 1], old_ip, old_tag, &old))
+			unwind_rule_fill(&set[w], old_ip, old_tag, &old,
+					 unwind_rule_flags(&old));
+	}
 	unwind_rule_fill(&set[0], ip, tag, frame, unwind_rule_flags(frame));
 }
 
