@@ -141,10 +141,14 @@ static __always_inline bool unwind_rule_read(struct unwind_mm_rule *r,
 					     unsigned long ip, u64 tag,
 					     struct unwind_user_frame *frame)
 {
-	/* Pairs with the release that published the slot's rule. */
-	u32 seq = smp_load_acquire(&r->seq);
+	u32 seq;
 	u8 flags;
 
+	/* Most slots of a set hold other addresses: one load tells. */
+	if (READ_ONCE(r->ip) != ip)
+		return false;
+	/* Pairs with the release that published the slot's rule. */
+	seq = smp_load_acquire(&r->seq);
 	if ((seq & 1) || READ_ONCE(r->ip) != ip || READ_ONCE(r->tag) != tag)
 		return false;
 	frame->cfa_off = READ_ONCE(r->cfa_off);

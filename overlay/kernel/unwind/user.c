@@ -887,9 +887,10 @@ static bool unwind_user_table_walk(struct unwind_user_state *state,
 	struct sframe_mm *c = smp_load_acquire(&current->mm->sframe_cache);
 	unsigned int nr_sframe = 0, nr_eh = 0, nr_fp = 0, hits = 0;
 	struct unwind_user_frame frame, fp_body = { };
-	struct unwind_user_map *m;
-	bool over = false, full;
-	unsigned long ip;
+	struct unwind_user_map *m = NULL;
+	bool over = false, full, have_last = false;
+	unsigned long ip, last_ip = 0;
+	u64 tag = 0;
 
 	if (!c)
 		return false;
@@ -899,21 +900,30 @@ static bool unwind_user_table_walk(struct unwind_user_state *state,
 	masked_user_access_begin((void __user *)state->sp);
 	for (;;) {
 		ip = state->ip - 1;
-		m = unwind_user_map_of(state, ip);
-		if (!m)
-			break;
+		/* Recursion: the frame below had the same rule. */
+		if (have_last && ip == last_ip) {
+			hits++;
+			goto step;
+		}
+		/* Most callers are in the file of the frame below. */
+		if (!m || ip < m->start || ip >= m->end) {
+			m = unwind_user_map_of(state, ip);
+			if (!m)
+				break;
+			tag = unwind_rule_tag(m->id, state->available_types,
+					      sizeof(long));
+		}
 		if (!m->id) {
 			frame = fp_body;
-		} else if (unwind_rule_get(c, ip,
-					   unwind_rule_tag(m->id,
-							   state->available_types,
-							   sizeof(long)),
-					   &frame) && !frame.sigframe) {
+		} else if (unwind_rule_get(c, ip, tag, &frame) &&
+			   !frame.sigframe) {
 			hits++;
 		} else {
 			break;
 		}
-
+		last_ip = ip;
+		have_last = true;
+step:
 		full = trace->nr == max_entries;
 		if (!full)
 			trace->entries[trace->nr++] = state->ip;
