@@ -495,8 +495,8 @@ int unwind_tables_map(struct unwind_user_state *state, unsigned long ip,
  * Context: any; takes no lock.
  *
  * Return: true with @state->tables those of @m's file; false when the
- * entry was replaced or is being written (the walk looks the range up
- * again, or ends in an interrupt).
+ * entry was replaced, or (in an interrupt, or after a few tries) is being
+ * written: the walk looks the range up again, or ends in an interrupt.
  */
 bool unwind_tables_copy(struct unwind_user_state *state,
 			const struct unwind_user_map *m)
@@ -505,21 +505,29 @@ bool unwind_tables_copy(struct unwind_user_state *state,
 	struct sframe_mm *c = smp_load_acquire(&current->mm->sframe_cache);
 	struct unwind_user_tables *t = &state->tables;
 	const struct sframe_entry *e;
-	unsigned int s;
+	unsigned int s, tries;
 
 	if (state->tables_id == m->id)
 		goto out;
 	if (!c || m->entry >= c->nr)
 		return false;
-	s = raw_read_seqcount(&c->seq);
-	if (s & 1)
-		return false;
-	e = &c->entries[m->entry];
-	if (READ_ONCE(e->id) != m->id)
-		return false;
-	memcpy(t, &e->t, sizeof(*t));
-	if (read_seqcount_retry(&c->seq, s))
-		return false;
+	/* @t is overwritten below: it holds no entry's tables until done. */
+	state->tables_id = 0;
+	/* A writer holds the slot only briefly: task context may try again. */
+	for (tries = 0; ; tries++) {
+		s = raw_read_seqcount(&c->seq);
+		e = &c->entries[m->entry];
+		if (!(s & 1)) {
+			if (READ_ONCE(e->id) != m->id)
+				return false;
+			memcpy(t, &e->t, sizeof(*t));
+			if (!read_seqcount_retry(&c->seq, s))
+				break;
+		}
+		if (state->nofault || tries == 3)
+			return false;
+		cpu_relax();
+	}
 	state->tables_id = m->id;
 out:
 	/* The mapping may have grown or shrunk since the file was read. */
