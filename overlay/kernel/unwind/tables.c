@@ -30,7 +30,6 @@
 #include <linux/seq_file.h>
 #include <linux/sframe.h>
 #include <linux/slab.h>
-#include <linux/uaccess.h>
 #include <linux/unwind_user.h>
 
 #include "mm_cache.h"
@@ -577,12 +576,6 @@ bool sframe_mm_fp_only(struct mm_struct *mm)
 	return (v & 1) && (v >> 1) == READ_ONCE(c->exec_gen) + 1;
 }
 
-/* An exiting task walked without faults must not take the mmap lock. */
-static bool unwind_settle_may_lock(void)
-{
-	return !pagefault_disabled() && !(current->flags & PF_EXITING);
-}
-
 /**
  * sframe_mm_settle - find out whether the current mm has unwind tables
  *
@@ -605,7 +598,8 @@ void sframe_mm_settle(void)
 	unsigned int n = 0, i;
 	bool many = false;
 
-	if (!mm || !unwind_settle_may_lock())
+	/* An exiting task may hold its own mmap lock (after an oops). */
+	if (!mm || (current->flags & PF_EXITING))
 		return;
 	c = sframe_mm_get(mm);
 	if (!c || (READ_ONCE(c->has) & unwind_user_methods()) ||

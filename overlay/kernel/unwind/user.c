@@ -897,6 +897,7 @@ static bool unwind_user_table_walk(struct unwind_user_state *state,
 	arch_unwind_user_fp_frame(&fp_body, ARCH_UNWIND_USER_FP_BODY,
 				  sizeof(long));
 	fp_body.type = UNWIND_USER_TYPE_FP;
+	/* Opens the section; each read masks its own address. */
 	masked_user_access_begin((void __user *)state->sp);
 	for (;;) {
 		ip = state->ip - 1;
