@@ -639,8 +639,11 @@ def fallback():
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, 'f.data')
         try:
+            # 2000 small reads gave the host only about 10 samples, and
+            # on a busy machine none of them in read_block: 20000 reads of
+            # 16 KiB give about 70, half of them in the read.
             err = record(data, 'fp,defer', ['cpu-clock', 'task-clock'],
-                         ['-d', str(DEPTH), '-n', '2000'], extra=())
+                         ['-d', str(DEPTH), '-n', '20000', '-b', '16384'], extra=())
             attrs = run([PERF, 'evlist', '-v', '-i', data])[0]
             if 'cannot defer user callchains' not in err:
                 if 'defer_callchain: 1' in attrs:
