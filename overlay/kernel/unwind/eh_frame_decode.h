@@ -30,7 +30,6 @@
 
 /* Bounds on what one lookup decodes. */
 #define EH_FRAME_MAX_ENTRY	SZ_64K	/* bytes of one CIE or FDE */
-#define EH_FRAME_MAX_INSNS	4096	/* instructions of CIE and FDE */
 #define EH_FRAME_MAX_STATES	8	/* depth of remember_state */
 #define EH_FRAME_MAX_AUG	8	/* augmentation string letters */
 

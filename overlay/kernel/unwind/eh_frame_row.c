@@ -5,7 +5,9 @@
  *
  * What is decoded is a row table, not a program: the instructions are read
  * in one forward pass (advance the location, set a rule, remember, restore)
- * that stops at the IP, with their number and the remember stack capped.
+ * that stops at the IP. Their number is bounded by the entry's length
+ * (each takes a byte or more) and charged to the walk's budget; the
+ * remember stack is capped.
  * Only the rules a walk can follow are kept: the CFA (stack or frame
  * pointer plus an offset), the return address and the caller's frame
  * pointer. DWARF expressions are never evaluated: three fixed forms are
@@ -95,7 +97,6 @@ struct eh_exec {
 	struct eh_row	initial;	/* after the CIE: DW_CFA_restore */
 	struct eh_row	saved[EH_FRAME_MAX_STATES];
 	unsigned int	nr_saved;
-	unsigned int	insns;		/* instructions decoded so far */
 	unsigned long	loc;
 	unsigned long	ip;
 	const struct eh_cie *cie;
@@ -273,8 +274,8 @@ static void eh_def_cfa(struct eh_row *row, u64 reg, s64 off)
 
 /*
  * Decode instructions from @cur until the location passes the IP or they
- * end. Return: 0, -EINVAL for bad data or a bound reached, -EOPNOTSUPP for
- * an instruction not known here, -EFAULT.
+ * end. Return: 0, -EINVAL for bad data, -EOPNOTSUPP for an instruction
+ * not known here, -E2BIG when the walk's budget ran out, -EFAULT.
  */
 static int eh_exec_run(struct eh_exec *x, struct unwind_cursor *cur,
 		       u8 fde_enc)
@@ -285,8 +286,6 @@ static int eh_exec_run(struct eh_exec *x, struct unwind_cursor *cur,
 	u8 op;
 
 	while (cur->pos < cur->end && !cur->err) {
-		if (++x->insns > EH_FRAME_MAX_INSNS)
-			return -EINVAL;
 		if (!unwind_cursor_charge(cur, 1))
 			return cur->err;
 		op = eh_u(cur, 1);

@@ -190,6 +190,96 @@ TEST_F(libs, chain_crosses_needed_and_dlopened_libraries)
 	EXPECT_LT(sections, counter("eh_frame_sections"));
 }
 
+/*
+ * A step of the chain whose FDE holds 12,000 call frame instructions
+ * before its call: 3000 pushes and pops, each with its CFA offset.
+ * Generated code has such functions: gcc's own cc1 (Debian 12) has an FDE
+ * of 13,361 instructions. It records its return address in ras[level] and
+ * calls next(chain, level + 1), as the library steps do.
+ */
+long long_fde_step(void *chain, int level, sframe_next_t next,
+		   unsigned long *ras);
+#define LONG_FDE_PAIRS	"3000"
+#ifdef __x86_64__
+asm(".pushsection .text\n"
+	".globl long_fde_step\n"
+	".type long_fde_step, @function\n"
+	"long_fde_step:\n"
+	".cfi_startproc\n"
+	"	mov (%rsp), %rax\n"
+	"	movslq %esi, %r8\n"
+	"	mov %rax, (%rcx,%r8,8)\n"
+	"	.rept " LONG_FDE_PAIRS "\n"
+	"	push %rbx\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	pop %rbx\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	.endr\n"
+	"	sub $8, %rsp\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	add $1, %esi\n"
+	"	call *%rdx\n"
+	"	add $8, %rsp\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size long_fde_step, . - long_fde_step\n"
+	".popsection\n");
+#else
+asm(".pushsection .text\n"
+	".globl long_fde_step\n"
+	".type long_fde_step, @function\n"
+	"long_fde_step:\n"
+	".cfi_startproc\n"
+	"	mov (%esp), %eax\n"
+	"	mov 8(%esp), %ecx\n"
+	"	mov 16(%esp), %edx\n"
+	"	mov %eax, (%edx,%ecx,4)\n"
+	"	.rept " LONG_FDE_PAIRS "\n"
+	"	push %ebx\n"
+	"	.cfi_adjust_cfa_offset 4\n"
+	"	pop %ebx\n"
+	"	.cfi_adjust_cfa_offset -4\n"
+	"	.endr\n"
+	"	mov 8(%esp), %ecx\n"
+	"	add $1, %ecx\n"
+	"	mov 4(%esp), %eax\n"
+	"	mov 12(%esp), %edx\n"
+	"	sub $4, %esp\n"
+	"	.cfi_adjust_cfa_offset 4\n"
+	"	push %ecx\n"
+	"	.cfi_adjust_cfa_offset 4\n"
+	"	push %eax\n"
+	"	.cfi_adjust_cfa_offset 4\n"
+	"	call *%edx\n"
+	"	add $12, %esp\n"
+	"	.cfi_adjust_cfa_offset -12\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size long_fde_step, . - long_fde_step\n"
+	".popsection\n");
+#endif
+
+/*
+ * A function whose FDE is long is walked through like any other: its
+ * instructions are not data that breaks a rule, however many there are
+ * within the entry's 64 KiB.
+ */
+TEST_F(libs, function_with_12000_cfa_instructions)
+{
+	long long bad = counter("eh_frame_bad_data");
+	const struct cb *b;
+
+	self->c->lib_a = long_fde_step;
+	b = walk_once(_metadata, self->fd, self->res, self->c, "task",
+		      LIB_DEPTH);
+	ASSERT_NE(NULL, b);
+	check_stack(_metadata, self->c, b);
+	EXPECT_EQ(bad, counter("eh_frame_bad_data")) {
+		TH_LOG("the long FDE was counted as bad data");
+	}
+}
+
 #define BUDGET_PATH	"/sys/kernel/unwind_user/work_budget"
 
 static long budget_read(void)
