@@ -2,7 +2,7 @@
 # Deferred user-space stack unwinding for Linux 6.12: top-level commands.
 # Everything generated goes to build/ (ignored).
 
-.PHONY: demo check debug clang rt matrix deb series stress bench kernel tree tree-check export tree-reset selftests vm clean help
+.PHONY: demo check debug clang rt matrix deb install-test series stress bench kernel tree tree-check export tree-reset selftests vm clean help
 
 demo:			## build, boot the guest, show the main job
 	harness/demo
@@ -33,6 +33,9 @@ matrix:			## build matrix: configs without SFrame/deferral/perf, i386, arm64, De
 
 deb:			## Debian packages of the kernel (Debian's config, fewer modules) and of our perf, in build/deb/
 	harness/deb
+
+install-test:		## make deb's packages installed on a Debian 12 image, booted by GRUB, profiling itself (about 1 h)
+	harness/install-test
 
 series:			## git format-patch series with a cover letter in build/series/
 	harness/tree sync
