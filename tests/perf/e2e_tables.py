@@ -274,6 +274,49 @@ class TableTests:
             raise Failed('%s: perf report -g folded: %d of %d samples reach the root' %
                          (name, rooted, total))
 
+    def test_execve_samples_of_a_shell_reach_its_root(self):
+        """cpu-clock samples of Debian's bash (no frame pointers) taken
+        while it replaces its image in execve(), before the new mm is in
+        place: they cannot defer, and their user chain is walked in the
+        interrupt by the tables the old mm remembers, and reaches the root.
+        Only where that walk cannot stand in (a table page not yet mapped
+        in a child just forked, counted as try_not_resident, or an mm that
+        has not met its tables, try_skipped_sframe) is the walk classic,
+        which stops after the call: [execve]."""
+        methods = open(METHODS).read().split() if os.path.exists(METHODS) else []
+        if 'eh_frame' not in methods:
+            raise Skipped('this kernel does not walk .eh_frame (%s: %s)' %
+                          (METHODS, ' '.join(methods) or 'missing'))
+        roots = ('__libc_start_call_main', '__libc_start_main', '_start')
+        data = self.path('execve.data')
+        before = unwind_counters()
+        run([PERF, 'record', '-q', '-o', data, '-e', 'cpu-clock', '-c', '100000',
+             '--call-graph', 'sframe', '--', 'bash', '-c',
+             'for i in $(seq 60); do /bin/true; done'], timeout=600)
+        after = unwind_counters()
+        busy = after.get('busy', 0) - before.get('busy', 0)
+        failed = sum(after.get(k, 0) - before.get(k, 0) for k in
+                     ('try_not_resident', 'try_skipped_sframe', 'try_maps_changed'))
+        items, _ = script(data)
+        # The old image's samples in execve() before the switch of mm
+        # (exec_mmap() and what follows it are the new image's).
+        old = [it for it in items if 'record' not in it and
+               it['head'].split()[0] == 'bash' and
+               any(s.startswith('bprm_execve') for s in user_part(it['frames'])[1]) and
+               not any(s.startswith(('exec_mmap', 'begin_new_exec'))
+                       for s in user_part(it['frames'])[1])]
+        short = [it for it in old if not any(
+            sym.startswith(roots) for sym in user_part(it['frames'])[0])]
+        print('# %d samples of bash in execve() before the new mm, %d of them short; '
+              '%d requests refused busy, %d walks in the interrupt could not stand in' %
+              (len(old), len(short), busy, failed))
+        if len(old) < 20:
+            raise Failed('only %d samples of bash in execve() before the new mm' % len(old))
+        if len(short) > failed or len(short) * 2 > len(old):
+            raise Failed('%d of %d samples in execve() do not reach the root, and only %d '
+                         'walks in the interrupt failed; the first ends %s' %
+                         (len(short), len(old), failed, user_part(short[0]['frames'])[0][-3:]))
+
     def test_sframe_refused_without_an_sframe_unwinder(self):
         """A kernel that defers but does not list sframe (the methods file
         replaced in a private mount namespace): one line naming dwarf, no
