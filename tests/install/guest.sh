@@ -46,7 +46,7 @@ finish() {
 system_up() {
 	local state failed
 
-	state=$(systemctl is-system-running --wait 2>/dev/null)
+	state=$(timeout 600 systemctl is-system-running --wait 2>/dev/null)
 	failed=$(systemctl list-units --state=failed --no-legend --plain | awk '{ print $1 }' | xargs)
 	note "kernel $(uname -r), $(nproc) CPUs, system $state, $(systemd-analyze 2>/dev/null | head -1)"
 	if ! systemctl is-active -q multi-user.target; then
@@ -62,12 +62,15 @@ setup() {
 	local default
 
 	system_up
-	# The machine: GRUB in the MBR, its menu on the serial line.
+	# The machine: GRUB in the MBR, its menu and the kernel's console on
+	# the serial line, without "quiet", so that the host sees every
+	# kernel warning.
 	cat >>/etc/default/grub <<-EOF
 	GRUB_TIMEOUT=1
 	GRUB_TERMINAL=serial
 	GRUB_SERIAL_COMMAND="serial --unit=0 --speed=115200"
 	GRUB_CMDLINE_LINUX="console=ttyS0,115200"
+	GRUB_CMDLINE_LINUX_DEFAULT=""
 	EOF
 	check grub-install "grub-install /dev/vda failed" grub-install /dev/vda
 	check update-grub "update-grub failed" update-grub
