@@ -95,12 +95,21 @@ def lost_records(samples):
     return missing, lost
 
 
+def new_image(s):
+    """A sample taken in execve() once the new mm is in place: its user
+    part is the new image's entry, whose mapping perf learns only later
+    (it shows as [unknown])."""
+    kernel = user_part(s['frames'])[1]
+    return any(k.startswith(('begin_new_exec', 'load_elf_binary')) for k in kernel)
+
+
 def rooted_shares(samples, ends=None):
     """{comm: (rooted, total)} over samples of Debian's programs with a
-    user part; the frames where the others end are counted in @ends."""
+    user part, but those of a new image in execve(); the frames where the
+    others end are counted in @ends."""
     shares = {}
     for s in samples:
-        if s['comm'] in OURS or not s['user']:
+        if s['comm'] in OURS or not s['user'] or new_image(s):
             continue
         r, t = shares.get(s['comm'], (0, 0))
         rooted = any(sym.startswith(ROOTS) for sym in s['user'])
