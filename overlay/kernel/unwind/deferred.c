@@ -102,6 +102,7 @@ static const char * const unwind_stat_names[NR_UNWIND_STATS] = {
 	[UNWIND_STAT_TRY_NOT_RESIDENT]	= "try_not_resident",
 	[UNWIND_STAT_TRY_SKIPPED_SFRAME] = "try_skipped_sframe",
 	[UNWIND_STAT_TRY_MAPS_CHANGED]	= "try_maps_changed",
+	[UNWIND_STAT_BUSY_WALKED]	= "busy_walked",
 };
 
 DEFINE_PER_CPU(struct unwind_stats, unwind_stats);
@@ -585,6 +586,18 @@ void unwind_deferred_task_exit(struct task_struct *task)
 		pagefault_enable();
 	if (ran)
 		unwind_stat_inc(UNWIND_STAT_EXIT_COMPLETIONS);
+}
+
+/*
+ * Whether requests of the current task are refused with -EBUSY now: it is
+ * replacing its image in execve(), or leaving the kernel. For the walk in
+ * an interrupt, which then stands in for a classic walk, not a deferral.
+ */
+bool unwind_deferred_refusing(void)
+{
+	const struct unwind_task_info *info = &current->unwind_info;
+
+	return READ_ONCE(info->in_exec) || (READ_ONCE(info->mask) & UNWIND_RESET);
 }
 
 /**

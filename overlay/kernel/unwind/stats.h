@@ -60,6 +60,7 @@ enum unwind_stat {
 	UNWIND_STAT_TRY_NOT_RESIDENT,
 	UNWIND_STAT_TRY_SKIPPED_SFRAME,
 	UNWIND_STAT_TRY_MAPS_CHANGED,
+	UNWIND_STAT_BUSY_WALKED,
 	NR_UNWIND_STATS
 };
 
@@ -82,5 +83,6 @@ static __always_inline void unwind_stat_inc(enum unwind_stat stat)
 
 /* The try-first switch, for the counters file (try_first.c). */
 void unwind_try_first_show(struct seq_file *m);
+bool unwind_deferred_refusing(void);
 
 #endif /* _KERNEL_UNWIND_STATS_H */

@@ -42,6 +42,11 @@ static int unwind_try_first __read_mostly = 1;
  * Context: IRQ or NMI context, interrupts disabled; reads user memory
  * without faulting and takes no lock.
  *
+ * Also for a sample taken in the kernel whose request was refused with
+ * -EBUSY (the task is in execve()): the walk then stands in for a classic
+ * one, and only its use is counted (busy_walked), so that the try_*
+ * counters keep counting samples that made no request.
+ *
  * Return: true when @state is started; false when trying first is turned
  * off, the task has no user state to walk, its page tables are not the
  * ones loaded (an NMI during a switch of address spaces), or its mm may
@@ -50,6 +55,8 @@ static int unwind_try_first __read_mostly = 1;
  */
 bool unwind_deferred_try_start(struct unwind_user_state *state)
 {
+	bool refused = unwind_deferred_refusing();
+
 	if (!READ_ONCE(unwind_try_first) || in_task())
 		return false;
 	/*
@@ -63,10 +70,12 @@ bool unwind_deferred_try_start(struct unwind_user_state *state)
 		return false;
 	/* Tables: what the mm remembers, as of its mappings now. */
 	if (!unwind_user_start_nofault(state)) {
-		unwind_stat_inc(UNWIND_STAT_TRY_SKIPPED_SFRAME);
+		if (!refused)
+			unwind_stat_inc(UNWIND_STAT_TRY_SKIPPED_SFRAME);
 		return false;
 	}
-	unwind_stat_inc(UNWIND_STAT_TRY_WALKS);
+	if (!refused)
+		unwind_stat_inc(UNWIND_STAT_TRY_WALKS);
 	return true;
 }
 EXPORT_SYMBOL_GPL(unwind_deferred_try_start);
@@ -87,15 +96,19 @@ EXPORT_SYMBOL_GPL(unwind_deferred_try_start);
  */
 bool unwind_deferred_try_end(const struct unwind_user_state *state)
 {
+	bool refused = unwind_deferred_refusing();
+
 	if (state->done && state->stop == UNWIND_USER_FAULT) {
-		unwind_stat_inc(UNWIND_STAT_TRY_NOT_RESIDENT);
+		if (!refused)
+			unwind_stat_inc(UNWIND_STAT_TRY_NOT_RESIDENT);
 		return false;
 	}
 	if (!unwind_user_end_nofault(state)) {
-		unwind_stat_inc(UNWIND_STAT_TRY_MAPS_CHANGED);
+		if (!refused)
+			unwind_stat_inc(UNWIND_STAT_TRY_MAPS_CHANGED);
 		return false;
 	}
-	unwind_stat_inc(UNWIND_STAT_TRY_USED);
+	unwind_stat_inc(refused ? UNWIND_STAT_BUSY_WALKED : UNWIND_STAT_TRY_USED);
 	return true;
 }
 EXPORT_SYMBOL_GPL(unwind_deferred_try_end);
