@@ -9,6 +9,9 @@
  * strictly above the current one (so the walk cannot loop), its words must be
  * aligned and in user space, and the walk ends at the caller's entry limit.
  * A corrupt or hostile stack ends the walk; it never warns.
+ *
+ * Beside it: topmost.c reads the interrupted frame's text (is it in a
+ * prologue?), methods.c holds what walks may use.
  */
 #include <linux/eh_frame.h>
 #include <linux/kernel.h>
@@ -17,105 +20,9 @@
 #include <linux/sframe.h>
 #include <linux/uaccess.h>
 #include <linux/unwind_user.h>
-#include <linux/uprobes.h>
 
 #include "mm_cache.h"
-
-/* The methods built in, and those turned on (all, unless a user said). */
-#define UNWIND_USER_TYPES_BUILT						\
-	((IS_ENABLED(CONFIG_HAVE_UNWIND_USER_FP) ? UNWIND_USER_TYPE_FP : 0) |	\
-	 (IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) ? UNWIND_USER_TYPE_SFRAME : 0) | \
-	 (IS_ENABLED(CONFIG_UNWIND_USER_EH_FRAME) ? UNWIND_USER_TYPE_EH_FRAME : 0))
-
-static unsigned int unwind_user_enabled __read_mostly = UNWIND_USER_TYPES_BUILT;
-
-/*
- * The table work one walk may do (rows and instructions decoded, reads of
- * tables made): a process's tables cannot make one walk run for long. A
- * walk in an interrupt gets less, and defers when it would need more.
- */
-#define UNWIND_USER_BUDGET_DEFAULT	BIT(20)
-#define UNWIND_USER_BUDGET_NOFAULT	BIT(12)
-
-static unsigned int unwind_user_budget __read_mostly = UNWIND_USER_BUDGET_DEFAULT;
-
-/**
- * unwind_user_methods - the methods user stack walks may use
- *
- * Context: any.
- *
- * Return: the enum unwind_user_type bits of the methods built in and
- * turned on.
- */
-unsigned int unwind_user_methods(void)
-{
-	return READ_ONCE(unwind_user_enabled);
-}
-
-/**
- * unwind_user_methods_built - the methods this kernel was built with
- *
- * Context: any.
- *
- * Return: enum unwind_user_type bits.
- */
-unsigned int unwind_user_methods_built(void)
-{
-	return UNWIND_USER_TYPES_BUILT;
-}
-
-/**
- * unwind_user_set_methods - turn walk methods on and off
- * @methods: the enum unwind_user_type bits of the methods to use from now
- *	     on; walks that have started keep theirs
- *
- * Frame pointers stay on where they are built in: the other methods fall
- * back to them for code their tables do not cover.
- *
- * Context: any.
- *
- * Return: 0, or -EINVAL for a method not built in or without frame
- * pointers.
- */
-int unwind_user_set_methods(unsigned int methods)
-{
-	unsigned int built = UNWIND_USER_TYPES_BUILT;
-
-	if (methods & ~built)
-		return -EINVAL;
-	if ((built & UNWIND_USER_TYPE_FP) && !(methods & UNWIND_USER_TYPE_FP))
-		return -EINVAL;
-	WRITE_ONCE(unwind_user_enabled, methods);
-	return 0;
-}
-
-/**
- * unwind_user_work_budget - the table work one walk may do
- *
- * Context: any.
- *
- * Return: the budget, in rows and instructions decoded and reads made.
- */
-unsigned int unwind_user_work_budget(void)
-{
-	return READ_ONCE(unwind_user_budget);
-}
-
-/**
- * unwind_user_set_work_budget - set the table work one walk may do
- * @budget: the new budget, from the next walk on; at least 1
- *
- * Context: any.
- *
- * Return: 0, or -EINVAL for 0.
- */
-int unwind_user_set_work_budget(unsigned int budget)
-{
-	if (!budget)
-		return -EINVAL;
-	WRITE_ONCE(unwind_user_budget, budget);
-	return 0;
-}
+#include "user.h"
 
 /* Inline: the frame-pointer walk calls it inside a user access section. */
 static __always_inline void unwind_user_stop(struct unwind_user_state *state,
@@ -164,17 +71,6 @@ efault:
 }
 
 /*
- * Whether the walk may take page faults: in task context with page faults
- * and interrupts enabled (the deferred walk runs there). In IRQ or NMI
- * context, or with page faults disabled, user memory that is not in the page
- * tables cannot be read.
- */
-static bool unwind_user_may_fault(void)
-{
-	return in_task() && !faulthandler_disabled() && !irqs_disabled();
-}
-
-/*
  * Whether the walk may reschedule: a walk that may use tables and fault
  * runs where it may sleep (unwind_tables_rule() checks with
  * might_fault()).
@@ -186,120 +82,6 @@ static bool unwind_user_may_sleep(const struct unwind_user_state *state)
 #else
 	return false;
 #endif
-}
-
-/*
- * Read @len bytes of user text at @addr; true when all of them were read.
- * A few bytes: loaded one by one in a user access section, cheaper than a
- * string copy. Without faults, a page that is not resident fails the read.
- */
-static bool unwind_user_read_text(u8 *dst, unsigned long addr,
-				  unsigned int len, bool may_fault)
-{
-	const u8 __user *src = (const u8 __user *)addr;
-	bool ok = false;
-	unsigned int i;
-
-	if (!len)
-		return true;
-	if (!may_fault)
-		pagefault_disable();
-	if (!user_read_access_begin(src, len))
-		goto out;
-	for (i = 0; i < len; i++)
-		unsafe_get_user(dst[i], src + i, end);
-	ok = true;
-end:
-	user_read_access_end();
-out:
-	if (!may_fault)
-		pagefault_enable();
-	return ok;
-}
-
-/*
- * The address of the text the interrupted frame stopped at. A task that
- * single-steps a uprobe's probed instruction out of line is at a copy of it
- * in the uprobes XOL area, or (when the walk starts from the state its
- * uprobe handler saw) at the probed address: its frame is that of the
- * probed address, whose text holds the breakpoint in place of the
- * instruction's first byte, which the copy still has. *@xol is then the
- * copy's address, else 0.
- */
-static unsigned long unwind_user_text_ip(unsigned long ip, unsigned long *xol)
-{
-#ifdef CONFIG_UPROBES
-	struct uprobe_task *utask = READ_ONCE(current->utask);
-
-	if (utask && READ_ONCE(utask->state) == UTASK_SSTEP) {
-		unsigned long copy = READ_ONCE(utask->xol_vaddr);
-		unsigned long probed = READ_ONCE(utask->vaddr);
-
-		if (ip == copy || ip == probed) {
-			*xol = copy;
-			return probed;
-		}
-	}
-#endif
-	*xol = 0;
-	return ip;
-}
-
-/*
- * Where the interrupted frame stopped: its prologue, "ret", or its body;
- * ARCH_UNWIND_USER_FP_UNKNOWN when the text could not be read.
- */
-static enum arch_unwind_user_fp_at
-unwind_user_fp_topmost(struct unwind_user_state *state)
-{
-	u8 buf[ARCH_UNWIND_USER_INSN_BEFORE + ARCH_UNWIND_USER_INSN_BYTES];
-	u8 *insn = buf + ARCH_UNWIND_USER_INSN_BEFORE;
-	bool may_fault = unwind_user_may_fault();
-	unsigned int before, len, more;
-	unsigned long ip, page, xol;
-
-	ip = unwind_user_text_ip(state->ip, &xol);
-	page = ip & PAGE_MASK;
-
-	/*
-	 * The window around the IP, read page by page: the IP's own page
-	 * holds the text just executed; the page before or after it may not
-	 * be mapped, which only shortens the window. Text just executed need
-	 * not be in the page tables any more (reclaim, madvise() while the
-	 * task slept): read it with faults where that is allowed.
-	 */
-	before = min_t(unsigned long, ip - page, ARCH_UNWIND_USER_INSN_BEFORE);
-	len = min_t(unsigned long, page + PAGE_SIZE - ip,
-		    ARCH_UNWIND_USER_INSN_BYTES);
-	if (!unwind_user_read_text(insn - before, ip - before, before + len,
-				   may_fault))
-		return ARCH_UNWIND_USER_FP_UNKNOWN;
-
-	/*
-	 * Without faults, a neighbouring page that cannot be read may only
-	 * be out of the page tables: the window (and so the answer) could
-	 * differ from a walk that may fault, so give up instead.
-	 */
-	more = ARCH_UNWIND_USER_INSN_BYTES - len;
-	if (more) {
-		if (unwind_user_read_text(insn + len, ip + len, more,
-					  may_fault))
-			len += more;
-		else if (!may_fault)
-			return ARCH_UNWIND_USER_FP_UNKNOWN;
-	}
-	more = ARCH_UNWIND_USER_INSN_BEFORE - before;
-	if (more && ip >= ARCH_UNWIND_USER_INSN_BEFORE) {
-		if (unwind_user_read_text(buf, ip - ARCH_UNWIND_USER_INSN_BEFORE,
-					  more, may_fault))
-			before += more;
-		else if (!may_fault)
-			return ARCH_UNWIND_USER_FP_UNKNOWN;
-	}
-	if (xol && !unwind_user_read_text(insn, xol, 1, may_fault))
-		return ARCH_UNWIND_USER_FP_UNKNOWN;
-
-	return arch_unwind_user_fp_prologue(insn, before, len, state->ws);
 }
 
 /*

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What user stack walks may use: the methods turned on (frame pointers,
+ * SFrame, .eh_frame), and the table work one walk may do. Both are read
+ * once when a walk starts, so a change takes effect from the next walk;
+ * kernel/unwind/sysfs.c is their user interface.
+ */
+#include <linux/bits.h>
+#include <linux/compiler.h>
+#include <linux/errno.h>
+#include <linux/unwind_user.h>
+
+#include "user.h"
+
+/* The methods built in, and those turned on (all, unless a user said). */
+#define UNWIND_USER_TYPES_BUILT						\
+	((IS_ENABLED(CONFIG_HAVE_UNWIND_USER_FP) ? UNWIND_USER_TYPE_FP : 0) |	\
+	 (IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) ? UNWIND_USER_TYPE_SFRAME : 0) | \
+	 (IS_ENABLED(CONFIG_UNWIND_USER_EH_FRAME) ? UNWIND_USER_TYPE_EH_FRAME : 0))
+
+static unsigned int unwind_user_enabled __read_mostly = UNWIND_USER_TYPES_BUILT;
+
+/*
+ * The table work one walk may do (rows and instructions decoded, reads of
+ * tables made): a process's tables cannot make one walk run for long. A
+ * walk in an interrupt gets less (UNWIND_USER_BUDGET_NOFAULT), and defers
+ * when it would need more.
+ */
+#define UNWIND_USER_BUDGET_DEFAULT	BIT(20)
+
+static unsigned int unwind_user_budget __read_mostly = UNWIND_USER_BUDGET_DEFAULT;
+
+/**
+ * unwind_user_methods - the methods user stack walks may use
+ *
+ * Context: any.
+ *
+ * Return: the enum unwind_user_type bits of the methods built in and
+ * turned on.
+ */
+unsigned int unwind_user_methods(void)
+{
+	return READ_ONCE(unwind_user_enabled);
+}
+
+/**
+ * unwind_user_methods_built - the methods this kernel was built with
+ *
+ * Context: any.
+ *
+ * Return: enum unwind_user_type bits.
+ */
+unsigned int unwind_user_methods_built(void)
+{
+	return UNWIND_USER_TYPES_BUILT;
+}
+
+/**
+ * unwind_user_set_methods - turn walk methods on and off
+ * @methods: the enum unwind_user_type bits of the methods to use from now
+ *	     on; walks that have started keep theirs
+ *
+ * Frame pointers stay on where they are built in: the other methods fall
+ * back to them for code their tables do not cover.
+ *
+ * Context: any.
+ *
+ * Return: 0, or -EINVAL for a method not built in or without frame
+ * pointers.
+ */
+int unwind_user_set_methods(unsigned int methods)
+{
+	unsigned int built = UNWIND_USER_TYPES_BUILT;
+
+	if (methods & ~built)
+		return -EINVAL;
+	if ((built & UNWIND_USER_TYPE_FP) && !(methods & UNWIND_USER_TYPE_FP))
+		return -EINVAL;
+	WRITE_ONCE(unwind_user_enabled, methods);
+	return 0;
+}
+
+/**
+ * unwind_user_work_budget - the table work one walk may do
+ *
+ * Context: any.
+ *
+ * Return: the budget, in rows and instructions decoded and reads made.
+ */
+unsigned int unwind_user_work_budget(void)
+{
+	return READ_ONCE(unwind_user_budget);
+}
+
+/**
+ * unwind_user_set_work_budget - set the table work one walk may do
+ * @budget: the new budget, from the next walk on; at least 1
+ *
+ * Context: any.
+ *
+ * Return: 0, or -EINVAL for 0.
+ */
+int unwind_user_set_work_budget(unsigned int budget)
+{
+	if (!budget)
+		return -EINVAL;
+	WRITE_ONCE(unwind_user_budget, budget);
+	return 0;
+}
