@@ -18,6 +18,7 @@
 
 #define MAX_EVENTS	16
 #define COUNTERS	"/sys/kernel/debug/unwind_deferred/counters"
+#define METHODS		"/sys/kernel/unwind_user/methods"
 
 extern int smoke;		/* --smoke: a few iterations, to keep it alive */
 extern long tp_getppid;
@@ -82,12 +83,17 @@ void tally(struct events *ev, struct tally *t);
 
 /* For qsort(): ascending doubles. */
 int cmp_double(const void *a, const void *b);
+/* The median of @n values, which it sorts. */
+double median(double *v, int n);
 
 /* Whether the deferred unwinder times each walk (its counter walk_ns). */
 void time_walks(int on);
 
 /* Whether this program's own file has an SFrame table (walk.c). */
 bool self_has_sframe(void);
+
+/* Write @list to the methods file; false when it cannot be written. */
+bool methods_set(const char *list);
 
 /* The benchmarks, by file. */
 void bench_bytes(void);		/* space.c */
@@ -99,5 +105,6 @@ void bench_irqcost(void);
 void bench_complete(void);	/* complete.c */
 void bench_walk(void);		/* walk.c */
 void bench_discovery(void);
+void bench_lookup(void);	/* lookup.c */
 
 #endif /* DEFERRED_BENCH_H */

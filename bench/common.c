@@ -220,6 +220,23 @@ int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+double median(double *v, int n)
+{
+	qsort(v, n, sizeof(double), cmp_double);
+	return v[n / 2];
+}
+
+bool methods_set(const char *list)
+{
+	FILE *f = fopen(METHODS, "w");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fputs(list, f) >= 0;
+	return fclose(f) == 0 && ok;
+}
+
 /*
  * Walks are timed only when asked (or for an NMI sample): timing costs two
  * clock reads per walk. The benches that report walk time turn it on; the

@@ -26,12 +26,6 @@ static double run_loop(int depth, int iters)
 	return (now_ns() - t0) / iters;
 }
 
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(double), cmp_double);
-	return v[n / 2];
-}
-
 /*
  * The walk's mean time per entry for @depth, with the events in @ev open
  * and disabled, from a timed pass that is not part of any measurement.

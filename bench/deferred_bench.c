@@ -10,18 +10,21 @@
  * sample), irqcost (the same for cpu-clock samples taken in an interrupt
  * from user space, deferred with try-first off and on), complete (samples
  * whose user chain reaches the outermost frame when the stack pages are not
- * resident), walk (the deferred walker's cost
- * per frame), memory (slab memory per task that unwound).
+ * resident), walk (the deferred walker's cost per frame), lookup (a new
+ * process's first walk per frame through a library of 10,000 functions,
+ * every rule looked up in its .eh_frame or its SFrame table), memory (slab
+ * memory per task that unwound).
  *
  * Samples come from a tracepoint on getppid(): a syscall-heavy workload
  * where each kernel entry is sampled by K events, from the bottom of a
- * frame-pointer call chain of known depth. Needs root, tracefs and the
- * deferred unwinder's counters in debugfs.
+ * frame-pointer call chain of known depth (irqcost: cpu-clock).
+ * Needs root, tracefs and the deferred unwinder's counters in debugfs;
+ * lookup needs the libraries harness/bench builds next to this program.
  *
  * One file per group of benchmarks, with bench.h for what they share
  * (common.c): space.c (bytes, lost, memory), cost.c (cost, overflow,
- * irqcost), complete.c, walk.c (walk, discovery). harness/bench builds
- * them into one program.
+ * irqcost), complete.c, walk.c (walk, discovery), lookup.c.
+ * harness/bench builds them into one program.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -44,7 +47,7 @@ int main(int argc, char **argv)
 		{ "cost", bench_cost }, { "irqcost", bench_irqcost },
 		{ "complete", bench_complete },
 		{ "walk", bench_walk }, { "discovery", bench_discovery },
-		{ "memory", bench_memory },
+		{ "lookup", bench_lookup }, { "memory", bench_memory },
 	};
 	int i, j, ran = 0;
 	FILE *f;
@@ -68,7 +71,11 @@ int main(int argc, char **argv)
 		ran++;
 	}
 	if (!ran) {
-		fprintf(stderr, "usage: deferred_bench [--smoke] [bytes|lost|cost|irqcost|overflow|complete|walk|discovery|memory]...\n");
+		/* from the table, which it cannot miss */
+		fputs("usage: deferred_bench [--smoke] [", stderr);
+		for (i = 0; i < (int)(sizeof(benches) / sizeof(benches[0])); i++)
+			fprintf(stderr, "%s%s", i ? "|" : "", benches[i].name);
+		fputs("]...\n", stderr);
 		return 2;
 	}
 	return 0;

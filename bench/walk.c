@@ -52,19 +52,6 @@ out:
 
 #define WALK_CASES	8
 #define WALK_MODES	2
-#define METHODS		"/sys/kernel/unwind_user/methods"
-
-/* Write @list to the methods file; false when it cannot be written. */
-static bool methods_set(const char *list)
-{
-	FILE *f = fopen(METHODS, "w");
-	bool ok;
-
-	if (!f)
-		return false;
-	ok = fputs(list, f) >= 0;
-	return fclose(f) == 0 && ok;
-}
 
 #define COLD_RUNS	5
 
