@@ -3,7 +3,7 @@
  * What the parts of deferred_bench share (deferred_bench.c says what each
  * figure is): the options, the output of a row, the workload's call
  * chains, the perf events and the tally of their ring buffer, the
- * unwinder's counters and switches, and the statistics.
+ * unwinder's counters and switches, pinning to a CPU, and the statistics.
  *
  * Each benchmark is a bench_NAME() of its own file; main() in
  * deferred_bench.c runs them.
@@ -77,6 +77,8 @@ struct tally {
 	long marked, classic;	/* samples that deferred; with a classic user part */
 	double sample_bytes, deferred_bytes;
 	long user_nr;		/* user entries of a classic sample */
+	double user_frames;	/* user entries of all classic samples */
+	double deferred_frames;	/* entries of all deferred records */
 };
 
 void tally(struct events *ev, struct tally *t);
@@ -85,6 +87,9 @@ void tally(struct events *ev, struct tally *t);
 int cmp_double(const void *a, const void *b);
 /* The median of @n values, which it sorts. */
 double median(double *v, int n);
+
+/* Run on CPU 0 only (@on), or on every CPU again. */
+void pin_cpu0(bool on);
 
 /* Whether the deferred unwinder times each walk (its counter walk_ns). */
 void time_walks(int on);
@@ -102,6 +107,7 @@ void bench_memory(void);
 void bench_cost(void);		/* cost.c */
 void bench_overflow(void);
 void bench_irqcost(void);
+void bench_python(void);	/* python.c */
 void bench_complete(void);	/* complete.c */
 void bench_walk(void);		/* walk.c */
 void bench_discovery(void);

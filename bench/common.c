@@ -2,7 +2,7 @@
 /*
  * What the benchmarks share (bench.h declares it): the output, the
  * workload's call chains, the perf events and the tally of their ring
- * buffer, the unwinder's switches, and the statistics.
+ * buffer, the unwinder's switches, pinning to a CPU, and the statistics.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -198,6 +198,7 @@ void tally(struct events *ev, struct tally *t)
 			for (i = 0; off % size + h->size <= size && i < p[4]; i++) {
 				if (p[5 + i] == PERF_CONTEXT_USER) {
 					t->user_nr = p[4] - i - 1;
+					t->user_frames += t->user_nr;
 					t->classic++;
 				}
 				t->marked += p[5 + i] == PERF_CONTEXT_USER_DEFERRED;
@@ -205,6 +206,8 @@ void tally(struct events *ev, struct tally *t)
 		} else if (h->type == PERF_RECORD_CALLCHAIN_DEFERRED) {
 			t->deferred++;
 			t->deferred_bytes += h->size;
+			/* cookie, nr: no word straddles the buffer's end */
+			t->deferred_frames += *(const __u64 *)(data + (off + 16) % size);
 		} else if (h->type == PERF_RECORD_LOST) {
 			t->lost += p[1];
 		}
@@ -224,6 +227,19 @@ double median(double *v, int n)
 {
 	qsort(v, n, sizeof(double), cmp_double);
 	return v[n / 2];
+}
+
+void pin_cpu0(bool on)
+{
+	cpu_set_t set;
+	int cpu;
+
+	CPU_ZERO(&set);
+	for (cpu = 0; cpu < (on ? 1 : (int)sysconf(_SC_NPROCESSORS_ONLN)) &&
+	     cpu < CPU_SETSIZE; cpu++)
+		CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity");
 }
 
 bool methods_set(const char *list)

@@ -7,8 +7,6 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <sched.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,20 +217,6 @@ static void probes_collect(double sum_ns[NR_PROBES], long calls[NR_PROBES])
 }
 
 #define OVERFLOW_ROUNDS	15
-
-/* Run on CPU 0 only (@on), or on every CPU again. */
-static void pin_cpu0(bool on)
-{
-	cpu_set_t set;
-	int cpu;
-
-	CPU_ZERO(&set);
-	for (cpu = 0; cpu < (on ? 1 : (int)sysconf(_SC_NPROCESSORS_ONLN)) &&
-	     cpu < CPU_SETSIZE; cpu++)
-		CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		die("sched_setaffinity");
-}
 
 /* Mean ns per call of each probed function in one traced run of @mode. */
 static void overflow_round(enum mode mode, int depth, int k, int iters,

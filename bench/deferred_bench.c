@@ -8,22 +8,24 @@
  * bench: bytes (ring-buffer bytes per sample), lost (records lost with a
  * small buffer), cost (the workload's time per system call and the cost per
  * sample), irqcost (the same for cpu-clock samples taken in an interrupt
- * from user space, deferred with try-first off and on), complete (samples
- * whose user chain reaches the outermost frame when the stack pages are not
- * resident), walk (the deferred walker's cost per frame), lookup (a new
- * process's first walk per frame through a library of 10,000 functions,
- * every rule looked up in its .eh_frame or its SFrame table), memory (slab
- * memory per task that unwound).
+ * from user space, deferred with try-first off and on), python (the same
+ * for Debian's python3, which has no frame pointers: its chains by
+ * .eh_frame, and their length), complete (samples whose user chain reaches
+ * the outermost frame when the stack pages are not resident), walk (the
+ * deferred walker's cost per frame), lookup (a new process's first walk
+ * per frame through a library of 10,000 functions, every rule looked up
+ * in its .eh_frame or its SFrame table), memory (slab memory per task
+ * that unwound).
  *
  * Samples come from a tracepoint on getppid(): a syscall-heavy workload
  * where each kernel entry is sampled by K events, from the bottom of a
- * frame-pointer call chain of known depth (irqcost: cpu-clock).
+ * frame-pointer call chain of known depth (irqcost and python: cpu-clock).
  * Needs root, tracefs and the deferred unwinder's counters in debugfs;
  * lookup needs the libraries harness/bench builds next to this program.
  *
  * One file per group of benchmarks, with bench.h for what they share
  * (common.c): space.c (bytes, lost, memory), cost.c (cost, overflow,
- * irqcost), complete.c, walk.c (walk, discovery), lookup.c.
+ * irqcost), python.c, complete.c, walk.c (walk, discovery), lookup.c.
  * harness/bench builds them into one program.
  */
 #define _GNU_SOURCE
@@ -45,7 +47,7 @@ int main(int argc, char **argv)
 		{ "overflow", bench_overflow },
 		{ "bytes", bench_bytes }, { "lost", bench_lost },
 		{ "cost", bench_cost }, { "irqcost", bench_irqcost },
-		{ "complete", bench_complete },
+		{ "python", bench_python }, { "complete", bench_complete },
 		{ "walk", bench_walk }, { "discovery", bench_discovery },
 		{ "lookup", bench_lookup }, { "memory", bench_memory },
 	};
