@@ -181,9 +181,9 @@ class TableTests:
             raise Skipped('this kernel does not walk .eh_frame (%s: %s)' %
                           (METHODS, ' '.join(methods) or 'missing'))
         progs = (
-            ('python3', ['python3', '-c', 's = 0\nfor i in range(800000): s += i * i']),
-            ('perl', ['perl', '-e', 'my $s = 0; $s += $_ * $_ for 1 .. 1500000']),
-            ('bash', ['bash', '-c', 'i=0; while [ $i -lt 30000 ]; do i=$((i + 1)); done']),
+            ('python3', ['python3', '-c', 's = 0\nfor i in range(400000): s += i * i']),
+            ('perl', ['perl', '-e', 'my $s = 0; $s += $_ * $_ for 1 .. 750000']),
+            ('bash', ['bash', '-c', 'i=0; while [ $i -lt 15000 ]; do i=$((i + 1)); done']),
         )
         # The process's first frames: libc's start code and _start, or
         # ld.so's _start code (_dl_start_user) while it runs the
@@ -292,7 +292,7 @@ class TableTests:
         before = unwind_counters()
         run([PERF, 'record', '-q', '-o', data, '-e', 'cpu-clock', '-c', '100000',
              '--call-graph', 'sframe', '--', 'bash', '-c',
-             'for i in $(seq 60); do /bin/true; done'], timeout=600)
+             'for i in $(seq 30); do /bin/true; done'], timeout=600)
         after = unwind_counters()
         busy = after.get('busy', 0) - before.get('busy', 0)
         walked = after.get('busy_walked', 0) - before.get('busy_walked', 0)
