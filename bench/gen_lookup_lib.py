@@ -7,9 +7,11 @@ size of python3 in its unwind tables: each has a frame of its own size
 (a volatile array of 1, 3, 5 or 7 longs by its index modulo 4, so the CFA
 offsets differ) and its own constant, hence its own FDE and SFrame FDE.
 Each calls the next function of one chain through every function, through
-a table of function pointers: the function at position k of the chain is
-lookup_fn_<k * STRIDE % FUNCS>, so two frames in a row are far apart in
-the unwind tables. The last function of a walk enters the kernel by
+a table of function pointers, in an order shuffled once with a fixed seed,
+so two frames in a row are far apart in the unwind tables, at addresses
+with no pattern. (A chain by a fixed stride through the table put 32
+return addresses in 11 of the rule cache's 32 sets: its multiplicative
+hash meets such arithmetic progressions badly, as real chains are not.) The last function of a walk enters the kernel by
 getppid(2) itself, so that the interrupted IP is in the library too.
 
     long lookup_chain(int depth);	depth functions, then getppid()
@@ -19,11 +21,11 @@ way Debian builds code), and again with an SFrame table.
 
 usage: gen_lookup_lib.py >lookup-lib.c
 """
-import math
+import random
 import sys
 
 FUNCS = 10000
-STRIDE = 7919		# prime to FUNCS: one chain through every function
+SEED = 10000		# the chain's order: the same in every build
 
 HEAD = """\
 // SPDX-License-Identifier: GPL-2.0
@@ -77,11 +79,16 @@ long lookup_chain(int depth)
 
 
 def main():
-    assert math.gcd(STRIDE, FUNCS) == 1
+    # One cycle through every function, from lookup_fn_0 (lookup_chain()'s).
+    order = list(range(1, FUNCS))
+    random.Random(SEED).shuffle(order)
+    order.insert(0, 0)
+    nxt = [0] * FUNCS
+    for k, i in enumerate(order):
+        nxt[i] = order[(k + 1) % FUNCS]
     out = [HEAD % FUNCS]
     for i in range(FUNCS):
-        out.append(FUNC % {"i": i, "pad": 1 + i % 4 * 2,
-                           "next": (i + STRIDE) % FUNCS})
+        out.append(FUNC % {"i": i, "pad": 1 + i % 4 * 2, "next": nxt[i]})
     out.append("\nlong (*lookup_fns[FUNCS])(int depth) = {\n")
     out.extend("\tlookup_fn_%d,\n" % i for i in range(FUNCS))
     out.append("};\n")
