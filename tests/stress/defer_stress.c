@@ -529,7 +529,12 @@ static void churn_users(struct wl_shared *sh)
 
 	if (sh->ctl_fd < 0)
 		return;
-	while (!sh->stop) {
+	/*
+	 * One pass at least: on a slow (debug) kernel the run may be over
+	 * before this thread gets here, and the scenario must still cancel
+	 * users while the others' requests are in flight.
+	 */
+	do {
 		for (slot = CHURN_SLOT_FIRST; slot <= CHURN_SLOT_LAST; slot++) {
 			len = snprintf(cmd, sizeof(cmd), "cancel %d", slot);
 			if (write(sh->ctl_fd, cmd, len) == len)
@@ -539,7 +544,7 @@ static void churn_users(struct wl_shared *sh)
 			if (write(sh->ctl_fd, cmd, len) == len)
 				churn->inits++;
 		}
-	}
+	} while (!sh->stop);
 	/* Let the threads finish before reading what the module saw. */
 	sh->ctl_mask = 0;
 	wl_usleep(20000);
