@@ -735,13 +735,20 @@ fail:
 	return -1;
 }
 
+/*
+ * Until @end, and past it until each kind (a signal, a group stop, a
+ * ptrace stop) happened once: on a slow (debug) kernel the threads may
+ * take most of the run to start. Waits for them 30 s past @end at most.
+ */
 static void sig_storm(void *arg, double end)
 {
 	struct sig_run *s = arg;
 
-	while (s->sh->nr_tids < nr_threads && now() < end)
+	while (s->sh->nr_tids < nr_threads && now() < end + 30)
 		wl_usleep(1000);
-	while (now() < end && s->sh->nr_tids) {
+	while (s->sh->nr_tids &&
+	       (now() < end || !s->sent || !s->group_stops ||
+		!s->ptrace_stops) && now() < end + 30) {
 		uint64_t r = rnd();
 		pid_t tid = s->sh->tids[(r >> 8) % s->sh->nr_tids];
 
