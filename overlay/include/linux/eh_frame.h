@@ -15,7 +15,8 @@ struct seq_file;
 int eh_frame_section_init(struct eh_frame_section *sec, unsigned long hdr,
 			  unsigned long size, unsigned long seg_start,
 			  unsigned long seg_end, unsigned int ws);
-int eh_frame_find(const struct eh_frame_section *sec, unsigned long ip,
+int eh_frame_find(const struct eh_frame_section *sec,
+		  struct eh_frame_memo *memo, unsigned long ip,
 		  struct unwind_user_frame *frame, unsigned int *budget);
 void eh_frame_count_frame(bool signal);
 void eh_frame_count_frames(unsigned int nr);

@@ -28,4 +28,19 @@ struct eh_frame_section {
 	u8		ws;
 };
 
+/**
+ * struct eh_frame_memo - the CIE a walk's last .eh_frame lookup used
+ * @cie: its user address; 0: none
+ * @rules: what was read of it and its initial rules, as
+ *	   kernel/unwind/eh_frame.c keeps them
+ *
+ * The FDEs of a file share a few CIEs: a walk that keeps the last one
+ * reads and decodes it once, not once per frame. It holds for the tables
+ * of one file only: the walk clears it when it takes another file's.
+ */
+struct eh_frame_memo {
+	unsigned long	cie;
+	u64		rules[8];
+};
+
 #endif /* _LINUX_EH_FRAME_TYPES_H */

@@ -155,6 +155,7 @@ struct unwind_user_map {
  * @maps: the address ranges checked so far
  * @tables_id: the per-mm entry @tables were copied from; 0: none
  * @tables: the unwind tables of that entry's file
+ * @eh_memo: the CIE the last .eh_frame lookup in @tables used
  */
 struct unwind_user_state {
 	unsigned long		ip;
@@ -175,6 +176,9 @@ struct unwind_user_state {
 	struct unwind_user_map	maps[UNWIND_USER_MAPS];
 	u64			tables_id;
 	struct unwind_user_tables tables;
+#ifdef CONFIG_UNWIND_USER_EH_FRAME
+	struct eh_frame_memo	eh_memo;
+#endif
 #endif
 };
 

@@ -273,9 +273,15 @@ static int eh_frame_read_cie(const struct eh_frame_section *sec,
 	return 0;
 }
 
+/* The memo's rules: an opaque buffer outside this reader. */
+static_assert(sizeof(struct eh_cie_rules) <=
+	      sizeof_field(struct eh_frame_memo, rules));
+
 /**
  * eh_frame_find - how the frame at @ip keeps its caller's state
  * @sec: a section set up by eh_frame_section_init()
+ * @memo: the CIE the walk's last lookup in @sec used, read and decoded
+ *	  again only when this lookup's FDE points to another; or NULL
  * @ip: the address to look up: the interrupted IP, or a return address
  *	minus one for a caller's frame
  * @frame: filled with the rule on success
@@ -293,12 +299,14 @@ static int eh_frame_read_cie(const struct eh_frame_section *sec,
  * read; -EINVAL when it breaks a rule; -E2BIG when @budget ran out. Every
  * result but 0, -ENOENT, -EFAULT and -E2BIG is counted by its reason.
  */
-int eh_frame_find(const struct eh_frame_section *sec, unsigned long ip,
+int eh_frame_find(const struct eh_frame_section *sec,
+		  struct eh_frame_memo *memo, unsigned long ip,
 		  struct unwind_user_frame *frame, unsigned int *budget)
 {
+	struct eh_cie_rules local, *cr = &local;
 	struct unwind_cursor cur;
-	struct eh_cie cie;
-	unsigned long fde, cie_ptr, begin, range;
+	unsigned long fde, cie_ptr, cie, begin, range;
+	bool known = false;
 	u64 len, id;
 	int ret;
 
@@ -325,12 +333,22 @@ int eh_frame_find(const struct eh_frame_section *sec, unsigned long ip,
 		goto fail;
 	if (!id || id > cie_ptr)
 		goto out;
-	ret = eh_frame_read_cie(sec, cie_ptr - id, fde, &cie, budget);
-	if (ret)
-		goto out;
-	begin = eh_pointer(&cur, cie.fde_enc, 0, cie.ws);
-	range = eh_pointer(&cur, cie.fde_enc & 0x0f, 0, cie.ws);
-	if (cie.aug_z) {
+	cie = cie_ptr - id;
+	if (memo) {
+		cr = (struct eh_cie_rules *)memo->rules;
+		/* The CIE comes before the FDE, as eh_frame_read_cie() checks. */
+		known = memo->cie == cie && cr->cie.end <= fde;
+		if (!known)
+			memo->cie = 0;
+	}
+	if (!known) {
+		ret = eh_frame_read_cie(sec, cie, fde, &cr->cie, budget);
+		if (ret)
+			goto out;
+	}
+	begin = eh_pointer(&cur, cr->cie.fde_enc, 0, cr->cie.ws);
+	range = eh_pointer(&cur, cr->cie.fde_enc & 0x0f, 0, cr->cie.ws);
+	if (cr->cie.aug_z) {
 		len = eh_uleb(&cur);
 		if (!cur.err && len > cur.end - cur.pos)
 			goto out;
@@ -342,8 +360,16 @@ int eh_frame_find(const struct eh_frame_section *sec, unsigned long ip,
 		ret = -ENOENT;
 		goto out;
 	}
+	if (!known) {
+		/* Counted there when it fails. */
+		ret = eh_frame_cie_rules(cr, budget);
+		if (ret)
+			return ret;
+		if (memo)
+			memo->cie = cie;
+	}
 
-	return eh_frame_row(&cie, &cur, begin, ip, frame);
+	return eh_frame_row(cr, &cur, begin, ip, frame);
 
 fail:
 	ret = cur.err;

@@ -82,7 +82,7 @@ static inline u64 eh_u(struct unwind_cursor *cur, unsigned int len)
  * A LEB128 number, unsigned or (@sign) signed; a walk needs none wider
  * than 32 bits, and a longer one is bad data.
  */
-static inline s64 eh_leb(struct unwind_cursor *cur, bool sign)
+static inline s64 eh_leb_long(struct unwind_cursor *cur, bool sign)
 {
 	unsigned int shift = 0;
 	u64 val = 0;
@@ -100,6 +100,23 @@ static inline s64 eh_leb(struct unwind_cursor *cur, bool sign)
 	    (sign ? (s64)val > S32_MAX || (s64)val < S32_MIN : val > U32_MAX))
 		cur->err = cur->err ?: -EINVAL;
 	return val;
+}
+
+/* Most numbers are one byte, in the cursor's buffer already. */
+static __always_inline s64 eh_leb(struct unwind_cursor *cur, bool sign)
+{
+	unsigned long off = cur->pos - cur->buf_addr;
+	u8 b;
+
+	if (!cur->err && cur->pos >= cur->buf_addr && off < cur->buf_len &&
+	    cur->pos < cur->end) {
+		b = cur->buf[off];
+		if (!(b & 0x80)) {
+			cur->pos++;
+			return sign && (b & 0x40) ? (s64)b - 0x80 : b;
+		}
+	}
+	return eh_leb_long(cur, sign);
 }
 
 static inline u64 eh_uleb(struct unwind_cursor *cur)
@@ -182,7 +199,34 @@ struct eh_cie {
 	u8		reg_ra;		/* and return address column */
 };
 
-int eh_frame_row(const struct eh_cie *cie, struct unwind_cursor *insns,
+/* Where a register of the caller is in a row: enum eh_rule_kind's. */
+struct eh_rule {
+	u8	kind;
+	s32	off;
+};
+
+/* The rules of one row that a walk can follow (eh_frame_row.c). */
+struct eh_row {
+	u8		cfa_kind;
+	u8		cfa_reg;	/* DWARF number */
+	u8		plt_lit;
+	s32		cfa_off;
+	struct eh_rule	ra;
+	struct eh_rule	fp;
+};
+
+/*
+ * A CIE read and its initial instructions run: what every FDE that
+ * points to it starts from. A walk keeps the last one in its
+ * struct eh_frame_memo, as FDEs share a few CIEs.
+ */
+struct eh_cie_rules {
+	struct eh_cie	cie;
+	struct eh_row	initial;
+};
+
+int eh_frame_cie_rules(struct eh_cie_rules *cr, unsigned int *budget);
+int eh_frame_row(const struct eh_cie_rules *cr, struct unwind_cursor *insns,
 		 unsigned long begin, unsigned long ip,
 		 struct unwind_user_frame *frame);
 

@@ -77,20 +77,6 @@ enum eh_cfa_kind {
 	EH_CFA_UNSUP_EXPR,
 };
 
-struct eh_rule {
-	u8	kind;
-	s32	off;
-};
-
-struct eh_row {
-	u8		cfa_kind;
-	u8		cfa_reg;	/* DWARF number */
-	u8		plt_lit;
-	s32		cfa_off;
-	struct eh_rule	ra;
-	struct eh_rule	fp;
-};
-
 /* Decoding state of one lookup. */
 struct eh_exec {
 	struct eh_row	row;
@@ -517,9 +503,57 @@ bad:
 	return -EINVAL;
 }
 
+/* Count a failed decode by its reason, as eh_frame_find() documents. */
+static int eh_exec_result(int ret)
+{
+	switch (ret) {
+	case -EOPNOTSUPP:
+		eh_stat_inc(EH_STAT_UNSUP_OP);
+		break;
+	case -EINVAL:
+		eh_stat_inc(EH_STAT_BAD_DATA);
+		break;
+	}
+	return ret;
+}
+
+/**
+ * eh_frame_cie_rules - run the initial instructions of a CIE
+ * @cr: @cr->cie read by eh_frame.c; @cr->initial is set on success
+ * @budget: the work the walk has left; charged here
+ *
+ * The CIE's instructions set rules only: every one of them applies to
+ * each row of the FDEs that point to it.
+ *
+ * Context: as eh_frame_find().
+ *
+ * Return: 0; else as eh_frame_row(), and counted the same way.
+ */
+int eh_frame_cie_rules(struct eh_cie_rules *cr, unsigned int *budget)
+{
+	struct unwind_cursor ccur;
+	struct eh_exec x;
+	int ret;
+
+	memset(&x.row, 0, sizeof(x.row));
+	memset(&x.initial, 0, sizeof(x.initial));
+	x.row.cfa_reg = U8_MAX;
+	x.nr_saved = 0;
+	x.cie = &cr->cie;
+	x.loc = 0;
+	x.ip = ULONG_MAX;
+	unwind_cursor_init(&ccur, cr->cie.insns, cr->cie.end);
+	ccur.budget = budget;
+	ret = eh_exec_run(&x, &ccur, cr->cie.fde_enc);
+	if (!ret)
+		cr->initial = x.row;
+	return eh_exec_result(ret);
+}
+
 /**
  * eh_frame_row - the rule of the frame at @ip, by its CIE and FDE
- * @cie: the FDE's CIE, read by eh_frame.c
+ * @cr: the FDE's CIE, read by eh_frame.c, and its initial rules
+ *	(eh_frame_cie_rules())
  * @insns: a cursor on the FDE's instructions
  * @begin: the first address the FDE covers
  * @ip: the address looked up, which the FDE covers
@@ -529,39 +563,22 @@ bad:
  *
  * Return: as eh_frame_find(), but -ENOENT; every failure is counted here.
  */
-int eh_frame_row(const struct eh_cie *cie, struct unwind_cursor *insns,
+int eh_frame_row(const struct eh_cie_rules *cr, struct unwind_cursor *insns,
 		 unsigned long begin, unsigned long ip,
 		 struct unwind_user_frame *frame)
 {
-	struct unwind_cursor ccur;
 	struct eh_exec x;
 	int ret;
 
-	/* The CIE's initial rules, then the FDE's up to @ip. */
-	memset(&x, 0, sizeof(x));
-	x.cie = cie;
+	/* The CIE's rules, then the FDE's up to @ip; no state remembered. */
+	x.row = cr->initial;
+	x.initial = cr->initial;
+	x.nr_saved = 0;
+	x.cie = &cr->cie;
 	x.loc = begin;
 	x.ip = ip;
-	x.row.cfa_reg = U8_MAX;
-	unwind_cursor_init(&ccur, cie->insns, cie->end);
-	ccur.budget = insns->budget;
-	ret = eh_exec_run(&x, &ccur, cie->fde_enc);
-	if (!ret) {
-		/* Rows belong to FDEs: the CIE sets rules only. */
-		x.loc = begin;
-		x.initial = x.row;
-		x.nr_saved = 0;
-		ret = eh_exec_run(&x, insns, cie->fde_enc);
-	}
-	switch (ret) {
-	case 0:
-		return eh_row_frame(&x.row, cie, ip, frame);
-	case -EOPNOTSUPP:
-		eh_stat_inc(EH_STAT_UNSUP_OP);
-		break;
-	case -EINVAL:
-		eh_stat_inc(EH_STAT_BAD_DATA);
-		break;
-	}
-	return ret;
+	ret = eh_exec_run(&x, insns, cr->cie.fde_enc);
+	if (!ret)
+		return eh_row_frame(&x.row, &cr->cie, ip, frame);
+	return eh_exec_result(ret);
 }

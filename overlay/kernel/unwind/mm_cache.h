@@ -246,5 +246,8 @@ int unwind_tables_map(struct unwind_user_state *state, unsigned long ip,
 		      struct unwind_user_map **map);
 bool unwind_tables_copy(struct unwind_user_state *state,
 			const struct unwind_user_map *m);
+int unwind_tables_lookup(struct unwind_user_state *state,
+			 const struct unwind_user_map *m, unsigned long ip,
+			 struct unwind_user_frame *frame);
 
 #endif /* _KERNEL_UNWIND_MM_CACHE_H */

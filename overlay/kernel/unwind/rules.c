@@ -52,6 +52,9 @@ static u8 unwind_rule_flags(const struct unwind_user_frame *frame)
 	       (frame->sigframe ? UNWIND_RULE_SIGFRAME : 0);
 }
 
+/* Which way of a full set the next new rule takes, per CPU: in turn. */
+static DEFINE_PER_CPU(unsigned int, unwind_rule_victim);
+
 /**
  * unwind_rule_put - remember the rule of an address
  * @c: the mm's table
@@ -59,10 +62,11 @@ static u8 unwind_rule_flags(const struct unwind_user_frame *frame)
  * @tag: unwind_rule_tag() of the file mapping @ip is in
  * @frame: its rule
  *
- * Each address hashes to a set of slots, newest first: a new rule goes in
- * the first and the others move down one, the last one's falling out; a
- * rule already there is rewritten in place. Rules whose offsets do not
- * fit a slot are not remembered.
+ * Each address hashes to a set of slots. A rule already there is
+ * rewritten in place; a new one takes a slot never used, else the slot
+ * this CPU's turn names, whose rule falls out: one slot written, not a
+ * set moved down. Rules whose offsets do not fit a slot are not
+ * remembered.
  *
  * Context: any but NMI; takes no lock.
  */
@@ -70,29 +74,25 @@ void unwind_rule_put(struct sframe_mm *c, unsigned long ip, u64 tag,
 		     const struct unwind_user_frame *frame)
 {
 	struct unwind_mm_rule *set = unwind_rule_set(c, ip);
-	struct unwind_user_frame old;
-	unsigned long old_ip;
-	unsigned int w;
-	u64 old_tag;
+	unsigned int w, victim = UNWIND_MM_RULE_WAYS;
+	unsigned long slot_ip;
 
 	if (frame->ra_off != (s16)frame->ra_off ||
 	    frame->fp_off != (s16)frame->fp_off)
 		return;
 	for (w = 0; w < UNWIND_MM_RULE_WAYS; w++) {
-		if (READ_ONCE(set[w].ip) == ip && READ_ONCE(set[w].tag) == tag) {
-			unwind_rule_fill(&set[w], ip, tag, frame,
-					 unwind_rule_flags(frame));
-			return;
+		slot_ip = READ_ONCE(set[w].ip);
+		if (slot_ip == ip && READ_ONCE(set[w].tag) == tag) {
+			victim = w;
+			break;
 		}
+		if (!slot_ip && victim == UNWIND_MM_RULE_WAYS)
+			victim = w;
 	}
-	for (w = UNWIND_MM_RULE_WAYS - 1; w > 0; w--) {
-		old_ip = READ_ONCE(set[w - 1].ip);
-		old_tag = READ_ONCE(set[w - 1].tag);
-		if (unwind_rule_read(&set[w - 1], old_ip, old_tag, &old))
-			unwind_rule_fill(&set[w], old_ip, old_tag, &old,
-					 unwind_rule_flags(&old));
-	}
-	unwind_rule_fill(&set[0], ip, tag, frame, unwind_rule_flags(frame));
+	if (victim == UNWIND_MM_RULE_WAYS)
+		victim = this_cpu_inc_return(unwind_rule_victim) %
+			 UNWIND_MM_RULE_WAYS;
+	unwind_rule_fill(&set[victim], ip, tag, frame, unwind_rule_flags(frame));
 }
 
 /**
@@ -145,15 +145,16 @@ static int unwind_tables_sframe(const struct unwind_user_tables *t,
 }
 
 /*
- * The rule of the tables @t has for @ip: SFrame first, .eh_frame for what
- * it does not cover, each where @methods allows it and its code has the
- * walk's word size @ws (a 64-bit process may map an i386 file).
+ * The rule the walk's tables have for @ip: SFrame first, .eh_frame for
+ * what it does not cover, each where the walk's methods allow it and its
+ * code has the walk's word size (a 64-bit process may map an i386 file).
  */
-static int unwind_tables_find(const struct unwind_user_tables *t,
-			      unsigned int methods, unsigned int ws,
-			      unsigned long ip, struct unwind_user_frame *frame,
-			      unsigned int *budget)
+static int unwind_tables_find(struct unwind_user_state *state,
+			      unsigned long ip, struct unwind_user_frame *frame)
 {
+	const struct unwind_user_tables *t = &state->tables;
+	unsigned int methods = state->available_types;
+	unsigned int *budget = &state->budget;
 	int ret = -ENOENT;
 
 	if ((methods & UNWIND_USER_TYPE_SFRAME) && t->sframe.text_end) {
@@ -163,8 +164,8 @@ static int unwind_tables_find(const struct unwind_user_tables *t,
 	}
 #ifdef CONFIG_UNWIND_USER_EH_FRAME
 	if ((methods & UNWIND_USER_TYPE_EH_FRAME) && t->eh.table &&
-	    t->eh.ws == ws) {
-		ret = eh_frame_find(&t->eh, ip, frame, budget);
+	    t->eh.ws == state->ws) {
+		ret = eh_frame_find(&t->eh, &state->eh_memo, ip, frame, budget);
 		if (!ret)
 			frame->type = UNWIND_USER_TYPE_EH_FRAME;
 		else if (ret == EH_FRAME_OUTERMOST)
@@ -208,6 +209,41 @@ static void unwind_rule_remember(struct sframe_mm *c, unsigned long ip,
 		unwind_rule_put(c, ip, tag, &f);
 		break;
 	}
+}
+
+/**
+ * unwind_tables_lookup - look a rule up in the tables of a checked range
+ * @state: the walk
+ * @m: the range of @state->maps that @ip is in, whose file has tables
+ *     (@m->id not 0)
+ * @ip: the address to look up, as for unwind_tables_rule()
+ * @frame: filled with the rule on success
+ *
+ * Looks @ip up in the tables of @m's file, not in the rules the mm
+ * remembers, and remembers what it found (but in NMI). For a caller that
+ * missed in those rules already: the walker's table loop.
+ *
+ * Context: as unwind_tables_rule(); outside any user access section.
+ *
+ * Return: as unwind_tables_rule(); -ESTALE when @m's entry was replaced
+ * meanwhile (the range must be checked again), with nothing counted.
+ */
+int unwind_tables_lookup(struct unwind_user_state *state,
+			 const struct unwind_user_map *m, unsigned long ip,
+			 struct unwind_user_frame *frame)
+{
+	/* A range with an entry: the mm's table is set up. */
+	struct sframe_mm *c = smp_load_acquire(&current->mm->sframe_cache);
+	u64 tag = unwind_rule_tag(m->id, state->available_types, state->ws);
+	int ret;
+
+	if (!unwind_tables_copy(state, m))
+		return -ESTALE;
+	sframe_stat_add(SFRAME_STAT_RULE_LOOKUPS, 1);
+	ret = unwind_tables_find(state, ip, frame);
+	if (!in_nmi())
+		unwind_rule_remember(c, ip, tag, state->ws, ret, frame);
+	return ret;
 }
 
 /**
@@ -263,8 +299,9 @@ int unwind_tables_rule(struct unwind_user_state *state, unsigned long ip,
 			sframe_stat_add(SFRAME_STAT_ROW_HITS, 1);
 			return unwind_rule_result(frame);
 		}
-		if (unwind_tables_copy(state, m))
-			break;
+		ret = unwind_tables_lookup(state, m, ip, frame);
+		if (ret != -ESTALE)
+			return ret;
 		/* The entry was replaced meanwhile: check the mapping again. */
 		m->start = 0;
 		m->end = 0;
@@ -272,11 +309,4 @@ int unwind_tables_rule(struct unwind_user_state *state, unsigned long ip,
 		if (state->nofault || tries)
 			return -EAGAIN;
 	}
-
-	sframe_stat_add(SFRAME_STAT_RULE_LOOKUPS, 1);
-	ret = unwind_tables_find(&state->tables, state->available_types,
-				 state->ws, ip, frame, &state->budget);
-	if (!in_nmi())
-		unwind_rule_remember(c, ip, tag, state->ws, ret, frame);
-	return ret;
 }

@@ -512,6 +512,9 @@ bool unwind_tables_copy(struct unwind_user_state *state,
 		return false;
 	/* @t is overwritten below: it holds no entry's tables until done. */
 	state->tables_id = 0;
+#ifdef CONFIG_UNWIND_USER_EH_FRAME
+	state->eh_memo.cie = 0;
+#endif
 	/* A writer holds the slot only briefly: task context may try again. */
 	for (tries = 0; ; tries++) {
 		s = raw_read_seqcount(&c->seq);

@@ -411,6 +411,40 @@ static int unwind_user_next_fp(struct unwind_user_state *state)
 	return unwind_user_apply(state, &frame);
 }
 
+#ifdef CONFIG_UNWIND_USER_SFRAME
+/*
+ * End the walk where a table lookup failed with @ret (not -ENOENT, which
+ * lets frame pointers try), for the reason it gives. Return: the error
+ * unwind_user_next() returns for it.
+ */
+static int unwind_user_table_stop(struct unwind_user_state *state, int ret)
+{
+	switch (ret) {
+	case SFRAME_OUTERMOST:
+	case -EOPNOTSUPP:
+		unwind_user_stop(state, UNWIND_USER_END);
+		return -ENOENT;
+	case -EAGAIN:
+	case -EFAULT:
+	case -ENOMEM:
+		unwind_user_stop(state, UNWIND_USER_FAULT);
+		return -EFAULT;
+	case -E2BIG:
+		/* In an interrupt: the deferred walk has a larger budget. */
+		if (state->nofault) {
+			unwind_user_stop(state, UNWIND_USER_FAULT);
+			return -EFAULT;
+		}
+		sframe_stat_add(SFRAME_STAT_BUDGET_STOPS, 1);
+		unwind_user_stop(state, UNWIND_USER_BUDGET);
+		return -E2BIG;
+	default:
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+		return -EINVAL;
+	}
+}
+#endif
+
 /*
  * The step the tables of the IP's file give (SFrame, .eh_frame), where it
  * has them. Return: 1 when they have no row for the IP (frame pointers may
@@ -441,27 +475,8 @@ static int unwind_user_next_table(struct unwind_user_state *state)
 		return ret;
 	case -ENOENT:
 		return 1;
-	case SFRAME_OUTERMOST:
-	case -EOPNOTSUPP:
-		unwind_user_stop(state, UNWIND_USER_END);
-		return -ENOENT;
-	case -EAGAIN:
-	case -EFAULT:
-	case -ENOMEM:
-		unwind_user_stop(state, UNWIND_USER_FAULT);
-		return -EFAULT;
-	case -E2BIG:
-		/* In an interrupt: the deferred walk has a larger budget. */
-		if (state->nofault) {
-			unwind_user_stop(state, UNWIND_USER_FAULT);
-			return -EFAULT;
-		}
-		sframe_stat_add(SFRAME_STAT_BUDGET_STOPS, 1);
-		unwind_user_stop(state, UNWIND_USER_BUDGET);
-		return -E2BIG;
 	default:
-		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
-		return -EINVAL;
+		return unwind_user_table_stop(state, ret);
 	}
 #else
 	return 1;
@@ -651,12 +666,13 @@ bool unwind_user_end_nofault(const struct unwind_user_state *state)
 /*
  * The frames past the interrupted one of a native walk that may use
  * tables, stored as they are found, in one user access section: each
- * frame's range was checked by this walk and the mm remembers its rule
- * (or that its file has no tables), and the step is the one
- * unwind_user_next() would take, with the same checks. Leaves the section
- * at the first frame that needs more: a range not checked yet, a rule not
- * remembered, a signal frame. @state holds a frame whose IP is not stored
- * yet.
+ * frame's range was checked by this walk, its rule is the one the mm
+ * remembers (or its file has no tables), and the step is the one
+ * unwind_user_next() would take, with the same checks. A rule the mm does
+ * not remember is looked up out of the section, which is then opened
+ * again. Stops at the first frame that needs more: a range not checked
+ * yet, a signal frame, frame pointers where the walk may not use them.
+ * @state holds a frame whose IP is not stored yet.
  *
  * Return: true when the walk is over; false when the current frame (its
  * IP not stored) needs unwind_user_next().
@@ -670,9 +686,11 @@ static bool unwind_user_table_walk(struct unwind_user_state *state,
 	unsigned int nr_sframe = 0, nr_eh = 0, nr_fp = 0, hits = 0;
 	struct unwind_user_frame frame, fp_body = { };
 	struct unwind_user_map *m = NULL;
+	bool fp_ok = state->available_types & UNWIND_USER_TYPE_FP;
 	bool over = false, full, have_last = false;
 	unsigned long ip, last_ip = 0;
 	u64 tag = 0;
+	int ret, err = 0;
 
 	if (!c)
 		return false;
@@ -698,12 +716,32 @@ static bool unwind_user_table_walk(struct unwind_user_state *state,
 		}
 		if (!m->id) {
 			frame = fp_body;
-		} else if (unwind_rule_get(c, ip, tag, &frame) &&
-			   !frame.sigframe) {
+		} else if (unwind_rule_get(c, ip, tag, &frame)) {
+			if (frame.sigframe)
+				break;
 			hits++;
 		} else {
-			break;
+			/* A miss: look it up out of the section, go on. */
+			user_read_access_end();
+			ret = unwind_tables_lookup(state, m, ip, &frame);
+			if (unwind_user_may_sleep(state))
+				cond_resched();
+			masked_user_access_begin((void __user *)state->sp);
+			if (ret == -ENOENT) {
+				frame = fp_body;
+			} else if (ret == SFRAME_OUTERMOST) {
+				frame.type = UNWIND_USER_TYPE_NONE;
+			} else if (ret == -ESTALE || (!ret && frame.sigframe)) {
+				/* The range checked again; a signal frame. */
+				break;
+			} else if (ret) {
+				err = ret;
+				break;
+			}
 		}
+		/* Without frame pointers, the walk ends there. */
+		if (frame.type == UNWIND_USER_TYPE_FP && !fp_ok)
+			break;
 		last_ip = ip;
 		have_last = true;
 step:
@@ -732,6 +770,14 @@ step:
 		over = false;
 	}
 	user_read_access_end();
+
+	/* A failed lookup ends the walk at this frame, for its reason. */
+	if (err) {
+		if (trace->nr < max_entries)
+			trace->entries[trace->nr++] = state->ip;
+		unwind_user_table_stop(state, err);
+		over = true;
+	}
 
 	sframe_stat_add(SFRAME_STAT_ROW_HITS, hits);
 	sframe_stat_add(SFRAME_STAT_FRAMES, nr_sframe);

@@ -280,6 +280,86 @@ TEST_F(libs, function_with_12000_cfa_instructions)
 	}
 }
 
+/*
+ * A step whose FDE has a CIE of its own (the assembler gives it one, as
+ * its first rules match no other CIE's), whose initial rules leave the
+ * return address undefined: the FDE saves it past the first instruction,
+ * the call is further on. Its callers' FDEs share the program's other CIE.
+ */
+long own_cie_step(void *chain, int level, sframe_next_t next,
+		  unsigned long *ras);
+#ifdef __x86_64__
+asm(".pushsection .text\n"
+	".globl own_cie_step\n"
+	".type own_cie_step, @function\n"
+	"own_cie_step:\n"
+	".cfi_startproc simple\n"
+	".cfi_def_cfa %rsp, 8\n"
+	".cfi_undefined %rip\n"
+	"	mov (%rsp), %rax\n"
+	".cfi_offset %rip, -8\n"
+	"	movslq %esi, %r8\n"
+	"	mov %rax, (%rcx,%r8,8)\n"
+	"	sub $8, %rsp\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	add $1, %esi\n"
+	"	call *%rdx\n"
+	"	add $8, %rsp\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size own_cie_step, . - own_cie_step\n"
+	".popsection\n");
+#else
+asm(".pushsection .text\n"
+	".globl own_cie_step\n"
+	".type own_cie_step, @function\n"
+	"own_cie_step:\n"
+	".cfi_startproc simple\n"
+	".cfi_def_cfa %esp, 4\n"
+	".cfi_undefined %eip\n"
+	"	mov (%esp), %eax\n"
+	".cfi_offset %eip, -4\n"
+	"	mov 8(%esp), %ecx\n"
+	"	mov 16(%esp), %edx\n"
+	"	mov %eax, (%edx,%ecx,4)\n"
+	"	mov 8(%esp), %ecx\n"
+	"	add $1, %ecx\n"
+	"	mov 4(%esp), %eax\n"
+	"	mov 12(%esp), %edx\n"
+	"	sub $4, %esp\n"
+	"	.cfi_adjust_cfa_offset 4\n"
+	"	push %ecx\n"
+	"	.cfi_adjust_cfa_offset 4\n"
+	"	push %eax\n"
+	"	.cfi_adjust_cfa_offset 4\n"
+	"	call *%edx\n"
+	"	add $12, %esp\n"
+	"	.cfi_adjust_cfa_offset -12\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size own_cie_step, . - own_cie_step\n"
+	".popsection\n");
+#endif
+
+/*
+ * A walk keeps the CIE its last lookup decoded, for the next FDEs that
+ * point to it: each FDE must still be read with its own. The walk looks
+ * up the step (its own CIE) and then its caller in the same file (the
+ * other CIE): read with the step's CIE, the caller's return address
+ * would be undefined and the walk would end there, as outermost.
+ */
+TEST_F(libs, each_fde_is_read_with_its_own_cie)
+{
+	const struct cb *b;
+
+	self->c->lib_a = own_cie_step;
+	b = walk_once(_metadata, self->fd, self->res, self->c, "task",
+		      LIB_DEPTH);
+	ASSERT_NE(NULL, b);
+	check_stack(_metadata, self->c, b);
+}
+
 #define BUDGET_PATH	"/sys/kernel/unwind_user/work_budget"
 
 static long budget_read(void)
