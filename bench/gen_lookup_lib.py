@@ -15,6 +15,10 @@ hash meets such arithmetic progressions badly, as real chains are not.) The last
 getppid(2) itself, so that the interrupted IP is in the library too.
 
     long lookup_chain(int depth);	depth functions, then getppid()
+    long lookup_chain_at(int pos, int depth);
+				the same from the function at @pos in the
+				cycle: chains from pos 0, depth, 2 * depth...
+				share no function
 
 harness/bench builds it with .eh_frame alone, without frame pointers (the
 way Debian builds code), and again with an SFrame table.
@@ -75,6 +79,14 @@ long lookup_chain(int depth)
 	asm volatile("" ::: "memory");	/* not a tail call */
 	return ret;
 }
+
+long lookup_chain_at(int pos, int depth)
+{
+	long ret = lookup_fns[lookup_cycle[(unsigned int)pos %% FUNCS]](depth);
+
+	asm volatile("" ::: "memory");	/* not a tail call */
+	return ret;
+}
 """
 
 
@@ -92,7 +104,11 @@ def main():
     out.append("\nlong (*lookup_fns[FUNCS])(int depth) = {\n")
     out.extend("\tlookup_fn_%d,\n" % i for i in range(FUNCS))
     out.append("};\n")
-    out.append(TAIL)
+    out.append("\n/* The cycle's order: lookup_chain_at()'s starts. */\n")
+    out.append("static const int lookup_cycle[FUNCS] = {\n")
+    out.extend("\t%d,\n" % i for i in order)
+    out.append("};\n")
+    out.append(TAIL % {})
     sys.stdout.write("".join(out))
 
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What a first-time rule lookup costs per frame on a table the size of
- * python3's (lookup): a chain through a library of 10,000 functions
- * without frame pointers (bench/gen_lookup_lib.py), walked once in a new
- * process by its .eh_frame or by its SFrame table.
+ * python3's (lookup): chains through a library of 10,000 functions
+ * without frame pointers (bench/gen_lookup_lib.py), walked by its
+ * .eh_frame or by its SFrame table in a new process: its first walk, warm
+ * walks, and walks whose every rule is looked up in the mapped table.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -34,15 +35,37 @@ static const struct {
 
 static const char * const lookup_keys[] = {
 	"walk_ns", "timed_frames", "sframe_probe_ns", "frames", "walks",
-	"sframe_frames", "eh_frame_frames", "sframe_row_hits", "rule_lookups",
+	"sframe_frames", "eh_frame_frames", "rule_lookups",
 };
 
-enum { NS, TF, PROBE, FR, WK, SF, EH, HITS, LOOKUPS, NKEYS };
+enum { NS, TF, PROBE, FR, WK, SF, EH, LOOKUPS, NKEYS };
 
-/* The counters' growth over a child's first walk and over its second. */
+/*
+ * The counters' growth over a child's walks: its first one (a new mm),
+ * the same chain again (warm), and chains through functions no walk met
+ * for a while, once the table's pages are mapped (lookups).
+ */
+enum { FIRST, WARM, LOOKUP, NWALKS };
+
 struct lookup_run {
-	long d[2][NKEYS];
+	long d[NWALKS][NKEYS];
 };
+
+/* Chains a child walks for the warm and lookup figures. */
+#define LOOKUP_CHAINS	64
+
+struct lookup_lib {
+	long (*chain)(int depth);
+	long (*chain_at)(int pos, int depth);
+};
+
+static void lookup_counters(long *c)
+{
+	int k;
+
+	for (k = 0; k < NKEYS; k++)
+		c[k] = read_long(COUNTERS, lookup_keys[k]);
+}
 
 /* Into @path, the directory of this program's file. */
 static int self_dir(char *path, size_t size)
@@ -73,36 +96,60 @@ static void read_through(const char *path)
 	close(fd);
 }
 
+/* Walk the chains from @first on, each @depth functions, all different. */
+static void lookup_pass(const struct lookup_lib *lib, int first, int depth)
+{
+	int i;
+
+	for (i = 0; i < LOOKUP_CHAINS; i++)
+		lib->chain_at((first + i) * depth, depth);
+}
+
 /*
  * One child: a new mm, which has met no table and remembers no rule,
- * walks the chain of @chain at @depth twice. The counters go to @fd.
+ * walks the chain once (first), again LOOKUP_CHAINS times (warm), then
+ * twice through LOOKUP_CHAINS other chains that share no function: the
+ * first pass maps the table's pages, and by the second the 128 rules the
+ * mm remembers are those of the first pass's last chains, so every frame
+ * of the library is looked up again (lookup). The counters go to @fd.
  */
-static void lookup_child(long (*chain)(int depth), int depth, int fd)
+static void lookup_child(const struct lookup_lib *lib, int depth, int fd)
 {
-	long c[3][NKEYS];
+	long c[NWALKS + 2][NKEYS];
 	struct lookup_run run;
 	struct events ev;
-	int w, k;
+	int i, k;
 
 	events_open(&ev, DEFERRED, 1, 16);
-	for (w = 0; w < 3; w++) {
-		for (k = 0; k < NKEYS; k++)
-			c[w][k] = read_long(COUNTERS, lookup_keys[k]);
-		if (w == 2)
-			break;
-		events_enable(&ev, 1);
-		chain(depth);
-		events_enable(&ev, 0);
+	lookup_counters(c[0]);
+	events_enable(&ev, 1);
+	lib->chain(depth);
+	events_enable(&ev, 0);
+	lookup_counters(c[1]);
+	events_enable(&ev, 1);
+	for (i = 0; i < LOOKUP_CHAINS; i++)
+		lib->chain(depth);
+	events_enable(&ev, 0);
+	lookup_counters(c[2]);
+	events_enable(&ev, 1);
+	lookup_pass(lib, 1, depth);
+	events_enable(&ev, 0);
+	lookup_counters(c[3]);
+	events_enable(&ev, 1);
+	lookup_pass(lib, 1, depth);
+	events_enable(&ev, 0);
+	lookup_counters(c[4]);
+	for (k = 0; k < NKEYS; k++) {
+		run.d[FIRST][k] = c[1][k] - c[0][k];
+		run.d[WARM][k] = c[2][k] - c[1][k];
+		run.d[LOOKUP][k] = c[4][k] - c[3][k];
 	}
-	for (w = 0; w < 2; w++)
-		for (k = 0; k < NKEYS; k++)
-			run.d[w][k] = c[w + 1][k] - c[w][k];
 	if (write(fd, &run, sizeof(run)) != sizeof(run))
 		_exit(1);
 	_exit(0);
 }
 
-static void lookup_fork(long (*chain)(int depth), int depth,
+static void lookup_fork(const struct lookup_lib *lib, int depth,
 			struct lookup_run *run)
 {
 	int fd[2], st;
@@ -115,7 +162,7 @@ static void lookup_fork(long (*chain)(int depth), int depth,
 		die("fork");
 	if (!pid) {
 		close(fd[0]);
-		lookup_child(chain, depth, fd[1]);
+		lookup_child(lib, depth, fd[1]);
 	}
 	close(fd[1]);
 	if (read(fd[0], run, sizeof(*run)) != sizeof(*run))
@@ -132,29 +179,59 @@ static double ns_per_frame(const long *d)
 }
 
 /*
- * The rows of a mode at @depth: medians of the children's times; the
- * counters of their first walks (@sum[0]) and second walks (@sum[1]).
+ * What a rule looked up costs over a remembered one, in one child: the
+ * lookup walks' time per frame less the warm walks', over the rules per
+ * frame the former looked up and the latter did not (where a chain holds
+ * more return addresses than the mm remembers, warm walks look some up).
  */
-static void lookup_report(int mi, int depth, double *first, double *warm,
-			  double sum[2][NKEYS], int runs)
+static double ns_per_lookup(const struct lookup_run *run)
+{
+	const long *l = run->d[LOOKUP], *w = run->d[WARM];
+	double more;
+
+	if (l[FR] <= 0 || w[FR] <= 0)
+		return 0;
+	more = (double)l[LOOKUPS] / l[FR] - (double)w[LOOKUPS] / w[FR];
+	if (more < 0.1)
+		return 0;
+	return (ns_per_frame(l) - ns_per_frame(w)) / more;
+}
+
+static double per_frame(const double *c, int key)
+{
+	return c[FR] > 0 ? c[key] / c[FR] : 0;
+}
+
+/*
+ * The rows of a mode at @depth: medians over the children of each kind
+ * of walk's time per frame (@ns) and of a lookup's cost (@lk); the sums
+ * of their counters (@sum) for the rules looked up, and for the first
+ * walk's frames and the tables' share of them.
+ */
+static void lookup_report(int mi, int depth, double ns[NWALKS][LOOKUP_RUNS],
+			  double *lk, double sum[NWALKS][NKEYS], int runs)
 {
 	const char *mode = lookup_modes[mi].mode;
-	double *c = sum[0], *w = sum[1];
+	double *c = sum[FIRST];
 	double frames = c[WK] > 0 ? c[FR] / c[WK] : 0;
 	char name[48];
 
 	snprintf(name, sizeof(name), "depth=%d,10000 functions", depth);
-	emit("lookup", name, mode, "first_walk_ns_per_frame", median(first, runs));
-	emit("lookup", name, mode, "warm_ns_per_frame", median(warm, runs));
+	emit("lookup", name, mode, "first_walk_ns_per_frame",
+	     median(ns[FIRST], runs));
+	emit("lookup", name, mode, "warm_ns_per_frame", median(ns[WARM], runs));
+	emit("lookup", name, mode, "lookup_walk_ns_per_frame",
+	     median(ns[LOOKUP], runs));
+	emit("lookup", name, mode, "ns_per_lookup", median(lk, runs));
 	emit("lookup", name, mode, "frames_per_walk", frames);
 	emit("lookup", name, mode, "table_share",
 	     c[FR] > 0 ? (c[SF] + c[EH]) / c[FR] : 0);
-	emit("lookup", name, mode, "lookups_per_frame",
-	     c[FR] > 0 ? c[LOOKUPS] / c[FR] : 0);
-	emit("lookup", name, mode, "rule_hits_per_frame",
-	     c[FR] > 0 ? c[HITS] / c[FR] : 0);
+	emit("lookup", name, mode, "first_lookups_per_frame",
+	     per_frame(c, LOOKUPS));
 	emit("lookup", name, mode, "warm_lookups_per_frame",
-	     w[FR] > 0 ? w[LOOKUPS] / w[FR] : 0);
+	     per_frame(sum[WARM], LOOKUPS));
+	emit("lookup", name, mode, "lookup_walk_lookups_per_frame",
+	     per_frame(sum[LOOKUP], LOOKUPS));
 	/* The library's depth + 1 frames, then this program's. */
 	if (frames < depth + 1)
 		fprintf(stderr, "deferred_bench: lookup: %s walks %.1f frames at depth %d\n",
@@ -162,25 +239,25 @@ static void lookup_report(int mi, int depth, double *first, double *warm,
 }
 
 /*
- * In a new process each time, one walk of the library's chain (the
- * first: every rule looked up, in a table of 10,000 functions), then a
- * second one (the rules the mm remembered, or looked up again where 128
- * slots do not hold them all), by .eh_frame and by SFrame in turn. Per
- * frame: the median time of each walk over the children, and over all
- * of them the rules looked up and remembered; the frames per walk (the
- * depth, lookup_chain() and this program's own frames: a walk that fell
- * back to frame pointers ends at the library's first frame) and the
- * share of them the tables gave.
+ * By .eh_frame and by SFrame in turn, in a new process each time
+ * (lookup_child()): the first walk of the library's chain, every rule
+ * looked up in a table of 10,000 functions whose pages the new mm has not
+ * mapped; warm walks of it; and walks whose every library frame is looked
+ * up in the mapped table. Per frame, the median time of each over the
+ * children; the cost of a lookup over a warm frame; the rules looked up
+ * per frame; the frames of the first walk (the depth, lookup_chain() and
+ * this program's own frames: a walk that fell back to frame pointers
+ * ends at the library's first frame) and the share the tables gave.
  */
 void bench_lookup(void)
 {
 	static const int depths[] = { 32, 128 };
 	enum { NDEPTHS = sizeof(depths) / sizeof(depths[0]) };
-	double first[LOOKUP_MODES][NDEPTHS][LOOKUP_RUNS];
-	double warm[LOOKUP_MODES][NDEPTHS][LOOKUP_RUNS];
-	double sum[LOOKUP_MODES][NDEPTHS][2][NKEYS] = { };
-	long (*chain[LOOKUP_MODES])(int depth);
-	int runs = smoke ? 1 : LOOKUP_RUNS, mi, di, r, k;
+	double ns[LOOKUP_MODES][NDEPTHS][NWALKS][LOOKUP_RUNS];
+	double lk[LOOKUP_MODES][NDEPTHS][LOOKUP_RUNS];
+	double sum[LOOKUP_MODES][NDEPTHS][NWALKS][NKEYS] = { };
+	struct lookup_lib libs[LOOKUP_MODES];
+	int runs = smoke ? 1 : LOOKUP_RUNS, mi, di, r, w, k;
 	char dir[PATH_MAX], path[PATH_MAX + 32];
 	void *lib[LOOKUP_MODES];
 	struct lookup_run run;
@@ -190,11 +267,13 @@ void bench_lookup(void)
 	for (mi = 0; mi < LOOKUP_MODES; mi++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, lookup_modes[mi].lib);
 		lib[mi] = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-		chain[mi] = lib[mi] ? dlsym(lib[mi], "lookup_chain") : NULL;
-		if (!chain[mi]) {
+		libs[mi].chain = lib[mi] ? dlsym(lib[mi], "lookup_chain") : NULL;
+		libs[mi].chain_at = lib[mi] ? dlsym(lib[mi], "lookup_chain_at") :
+					      NULL;
+		if (!libs[mi].chain || !libs[mi].chain_at) {
 			/* harness/bench builds them */
 			fprintf(stderr, "deferred_bench: lookup skipped: %s\n",
-				dlerror());
+				lib[mi] ? "no lookup_chain_at()" : dlerror());
 			while (mi >= 0) {
 				if (lib[mi])
 					dlclose(lib[mi]);
@@ -203,7 +282,10 @@ void bench_lookup(void)
 			return;
 		}
 		read_through(path);
-		chain[mi](depths[NDEPTHS - 1]);	/* the text paged in */
+		/* The text paged in. */
+		for (r = 0; r <= LOOKUP_CHAINS; r++)
+			libs[mi].chain_at(r * depths[NDEPTHS - 1],
+					  depths[NDEPTHS - 1]);
 	}
 
 	time_walks(1);
@@ -212,13 +294,13 @@ void bench_lookup(void)
 			if (!methods_set(lookup_modes[mi].methods))
 				die("writing " METHODS);
 			for (di = 0; di < NDEPTHS; di++) {
-				lookup_fork(chain[mi], depths[di], &run);
-				first[mi][di][r] = ns_per_frame(run.d[0]);
-				warm[mi][di][r] = ns_per_frame(run.d[1]);
-				for (k = 0; k < NKEYS; k++) {
-					sum[mi][di][0][k] += run.d[0][k];
-					sum[mi][di][1][k] += run.d[1][k];
+				lookup_fork(&libs[mi], depths[di], &run);
+				for (w = 0; w < NWALKS; w++) {
+					ns[mi][di][w][r] = ns_per_frame(run.d[w]);
+					for (k = 0; k < NKEYS; k++)
+						sum[mi][di][w][k] += run.d[w][k];
 				}
+				lk[mi][di][r] = ns_per_lookup(&run);
 			}
 		}
 	}
@@ -227,7 +309,7 @@ void bench_lookup(void)
 
 	for (di = 0; di < NDEPTHS; di++)
 		for (mi = 0; mi < LOOKUP_MODES; mi++)
-			lookup_report(mi, depths[di], first[mi][di], warm[mi][di],
+			lookup_report(mi, depths[di], ns[mi][di], lk[mi][di],
 				      sum[mi][di], runs);
 	for (mi = 0; mi < LOOKUP_MODES; mi++)
 		dlclose(lib[mi]);
