@@ -266,23 +266,55 @@ struct sframe_fde_val {
 };
 
 /*
- * Find the function descriptor for @ip: its start, size, where its FREs
- * are, and the end of the bytes they may use (the next function's FREs
- * begin there when they follow). The entries on either side must be in
- * order and must not overlap it. The search and the three entries are read
- * in one user access section: a lookup is a handful of loads, not a copy
- * per probe.
+ * Copy the first bytes a cursor will decode into its buffer, inside a
+ * user access section the caller opened: as many as the buffer holds,
+ * none past @cur->end. Nothing is copied where the range is not user
+ * memory; the cursor then reads it itself, and fails. Return: false on a
+ * fault (the caller leaves the section and fails with -EFAULT).
+ */
+static __always_inline bool sframe_cursor_fill(struct unwind_cursor *cur)
+{
+	const u8 __user *src = (const u8 __user *)cur->pos;
+	unsigned int len, i = 0;
+	u64 w;
+
+	len = min_t(unsigned long, cur->end - cur->pos, sizeof(cur->buf));
+	if (!len || !access_ok(src, len))
+		return true;
+	for (; len - i >= sizeof(w); i += sizeof(w)) {
+		unsafe_get_user(w, (const u64 __user *)(src + i), efault);
+		put_unaligned(w, (u64 *)(cur->buf + i));
+	}
+	for (; i < len; i++)
+		unsafe_get_user(cur->buf[i], src + i, efault);
+	cur->buf_addr = cur->pos;
+	cur->buf_len = len;
+	return true;
+efault:
+	return false;
+}
+
+/*
+ * Find the function descriptor for @ip: its start, size, and a cursor on
+ * its FREs (@cur, set up with @cur->budget) that ends where the bytes
+ * they may use do (the next function's FREs begin there when they
+ * follow). The entries on either side must be in order and must not
+ * overlap it. The search, the three entries and the function's first
+ * FRE bytes are read in one user access section: a lookup is a handful
+ * of loads and one short copy, not a copy per probe.
  */
 static int sframe_find_fde(const struct sframe_section *sec, unsigned long ip,
-			   unsigned long *func, u32 *size, u64 *fres_off,
-			   unsigned long *fres_end)
+			   unsigned long *func, u32 *size,
+			   struct unwind_cursor *cur)
 {
 	const struct sframe_fde __user *fdes = (const void __user *)sec->fdes;
 	struct sframe_fde_val val[3], *prev = NULL, *this, *next = NULL;
 	u32 lo = 0, hi = sec->nr_fdes, idx, first, n, k;
 	u64 fres_len = sec->fres_end - sec->fres;
+	unsigned long fres_end;
 	__le32 size32, off32;
 	__le64 start;
+	int ret;
 
 	if (!user_read_access_begin(fdes, (unsigned long)hi * sizeof(*fdes)))
 		return -EFAULT;
@@ -296,10 +328,9 @@ static int sframe_find_fde(const struct sframe_section *sec, unsigned long ip,
 		else
 			hi = mid;
 	}
-	if (!lo) {
-		user_read_access_end();
-		return -ENOENT;
-	}
+	ret = -ENOENT;
+	if (!lo)
+		goto out;
 	/* It and its neighbours; their starts are from their own address. */
 	idx = lo - 1;
 	first = idx ? idx - 1 : idx;
@@ -314,7 +345,6 @@ static int sframe_find_fde(const struct sframe_section *sec, unsigned long ip,
 		val[k].size = le32_to_cpu(size32);
 		val[k].fres_off = le32_to_cpu(off32);
 	}
-	user_read_access_end();
 
 	this = &val[idx - first];
 	if (idx)
@@ -322,28 +352,37 @@ static int sframe_find_fde(const struct sframe_section *sec, unsigned long ip,
 	if (idx + 1 < sec->nr_fdes)
 		next = this + 1;
 
+	ret = -EINVAL;
 	if (this->func > ip)	/* the index changed under us */
-		return -EINVAL;
+		goto out;
 	if (prev && (prev->func > this->func ||
 		     this->func - prev->func < prev->size))
-		return -EINVAL;
+		goto out;
+	ret = -ENOENT;
 	if (ip - this->func >= this->size)
-		return -ENOENT;
+		goto out;
 
-	*fres_end = sec->fres_end;
+	ret = -EINVAL;
+	fres_end = sec->fres_end;
 	if (next) {
 		if (next->func < this->func ||
 		    next->func - this->func < this->size)
-			return -EINVAL;
+			goto out;
 		if (next->fres_off > this->fres_off && next->fres_off < fres_len)
-			*fres_end = sec->fres + next->fres_off;
+			fres_end = sec->fres + next->fres_off;
 	}
 	if (this->fres_off >= fres_len)
-		return -EINVAL;
+		goto out;
 	*func = this->func;
 	*size = this->size;
-	*fres_off = this->fres_off;
-	return 0;
+	cur->pos = sec->fres + this->fres_off;
+	cur->end = fres_end;
+	if (!sframe_cursor_fill(cur))
+		goto efault;
+	ret = 0;
+out:
+	user_read_access_end();
+	return ret;
 
 efault:
 	user_read_access_end();
@@ -377,23 +416,22 @@ int sframe_find(const struct sframe_section *sec, unsigned long ip,
 	unsigned int addr_size, k, w, nr;
 	u32 size, start, prev = 0, limit, off;
 	u8 info, info2, rep_size;
-	unsigned long func, fres_end;
+	unsigned long func;
 	const u8 *p;
-	u64 fres_off;
 	bool found = false;
 	int ret;
 
 	if (ip < sec->text_start || ip >= sec->text_end)
 		return -ENOENT;
-	ret = sframe_find_fde(sec, ip, &func, &size, &fres_off, &fres_end);
+	unwind_cursor_init(&cur, 0, 0);
+	cur.budget = budget;
+	/* The search of the index and the first copy of rows: two reads. */
+	if (!unwind_cursor_charge(&cur, 2))
+		return cur.err;
+	ret = sframe_find_fde(sec, ip, &func, &size, &cur);
 	if (ret)
 		return ret;
 
-	unwind_cursor_init(&cur, sec->fres + fres_off, fres_end);
-	cur.budget = budget;
-	/* The search of the index: one read. */
-	if (!unwind_cursor_charge(&cur, 1))
-		return cur.err;
 	p = unwind_cursor_take(&cur, sizeof(struct sframe_fde_attr));
 	if (!p)
 		return cur.err;
