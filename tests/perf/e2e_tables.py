@@ -10,7 +10,8 @@ import re
 import subprocess
 
 from perf_e2e import (KERNEL_MIN, METHODS, NO_SFRAME, PERF, SFRAME_WORKLOAD,
-                      Failed, Skipped, check_chain, run, script, user_part)
+                      Failed, Skipped, check_chain, run, script, script_kept,
+                      user_part)
 
 
 def sframe_chain(depth):
@@ -297,14 +298,14 @@ class TableTests:
         busy = after.get('busy', 0) - before.get('busy', 0)
         walked = after.get('busy_walked', 0) - before.get('busy_walked', 0)
         failed = busy - walked
-        items, _ = script(data)
         # The old image's samples in execve() before the switch of mm
-        # (exec_mmap() and what follows it are the new image's).
-        old = [it for it in items if 'record' not in it and
-               it['head'].split()[0] == 'bash' and
-               any(s.startswith('bprm_execve') for s in user_part(it['frames'])[1]) and
-               not any(s.startswith(('exec_mmap', 'begin_new_exec'))
-                       for s in user_part(it['frames'])[1])]
+        # (exec_mmap() and what follows it are the new image's); a few
+        # thousand of all the samples, kept as perf script prints them.
+        old = script_kept(data, lambda it: (
+            'record' not in it and it['head'].split()[0] == 'bash' and
+            any(s.startswith('bprm_execve') for s in user_part(it['frames'])[1]) and
+            not any(s.startswith(('exec_mmap', 'begin_new_exec'))
+                    for s in user_part(it['frames'])[1])))
         short = [it for it in old if not any(
             sym.startswith(roots) for sym in user_part(it['frames'])[0])]
         print('# %d samples of bash in execve() before the new mm, %d of them short; '

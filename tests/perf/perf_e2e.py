@@ -118,6 +118,34 @@ def script(data, *args, perf=PERF, env=None):
     return parse_script(out), err
 
 
+def script_kept(data, keep, perf=PERF, timeout=600):
+    """As script(), for files too large to hold as text (a debug kernel's
+    slow workloads take many more samples): perf script's output is parsed
+    as it comes, and only the items @keep accepts are kept."""
+    with tempfile.TemporaryFile(mode='w+') as err:
+        p = subprocess.Popen([perf, 'script', '-i', data, '-F',
+                              'comm,tid,time,event,ip,sym'],
+                             stdout=subprocess.PIPE, stderr=err, text=True,
+                             errors='replace')
+        deadline = time.monotonic() + timeout
+        items, block = [], []
+        for line in p.stdout:
+            if line.strip():
+                block.append(line.rstrip('\n'))
+                continue
+            items += [it for it in parse_script('\n'.join(block)) if keep(it)]
+            block = []
+            if time.monotonic() > deadline:
+                p.kill()
+                raise Failed('perf script ran over %d s' % timeout)
+        items += [it for it in parse_script('\n'.join(block)) if keep(it)]
+        if p.wait() != 0:
+            err.seek(0)
+            raise Failed('perf script exited %d: %s' % (p.returncode,
+                                                        err.read().strip()[-600:]))
+    return items
+
+
 def stats(data, perf=PERF):
     """Record counts from 'perf report --stats' (the aggregated table)."""
     out = run([perf, 'report', '--stats', '-i', data])[0]
