@@ -191,6 +191,45 @@ TEST_F(libs, chain_crosses_needed_and_dlopened_libraries)
 }
 
 /*
+ * The asm steps below share their ends: store the return address (loaded
+ * into the accumulator) in ras[level], and call next(chain, level + 1,
+ * next, ras) with the stack aligned as the ABI wants, then return.
+ */
+#ifdef __x86_64__
+#define STEP_STORE_RA \
+	"	movslq %esi, %r8\n" \
+	"	mov %rax, (%rcx,%r8,8)\n"
+#define STEP_CALL_NEXT \
+	"	sub $8, %rsp\n" \
+	"	.cfi_adjust_cfa_offset 8\n" \
+	"	add $1, %esi\n" \
+	"	call *%rdx\n" \
+	"	add $8, %rsp\n" \
+	"	.cfi_adjust_cfa_offset -8\n" \
+	"	ret\n"
+#else
+#define STEP_STORE_RA \
+	"	mov 8(%esp), %ecx\n" \
+	"	mov 16(%esp), %edx\n" \
+	"	mov %eax, (%edx,%ecx,4)\n"
+#define STEP_CALL_NEXT \
+	"	mov 8(%esp), %ecx\n" \
+	"	add $1, %ecx\n" \
+	"	mov 4(%esp), %eax\n" \
+	"	mov 12(%esp), %edx\n" \
+	"	sub $4, %esp\n" \
+	"	.cfi_adjust_cfa_offset 4\n" \
+	"	push %ecx\n" \
+	"	.cfi_adjust_cfa_offset 4\n" \
+	"	push %eax\n" \
+	"	.cfi_adjust_cfa_offset 4\n" \
+	"	call *%edx\n" \
+	"	add $12, %esp\n" \
+	"	.cfi_adjust_cfa_offset -12\n" \
+	"	ret\n"
+#endif
+
+/*
  * A step of the chain whose FDE holds 12,000 call frame instructions
  * before its call: 3000 pushes and pops, each with its CFA offset.
  * Generated code has such functions: gcc's own cc1 (Debian 12) has an FDE
@@ -207,21 +246,14 @@ asm(".pushsection .text\n"
 	"long_fde_step:\n"
 	".cfi_startproc\n"
 	"	mov (%rsp), %rax\n"
-	"	movslq %esi, %r8\n"
-	"	mov %rax, (%rcx,%r8,8)\n"
+	STEP_STORE_RA
 	"	.rept " LONG_FDE_PAIRS "\n"
 	"	push %rbx\n"
 	"	.cfi_adjust_cfa_offset 8\n"
 	"	pop %rbx\n"
 	"	.cfi_adjust_cfa_offset -8\n"
 	"	.endr\n"
-	"	sub $8, %rsp\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	add $1, %esi\n"
-	"	call *%rdx\n"
-	"	add $8, %rsp\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	ret\n"
+	STEP_CALL_NEXT
 	".cfi_endproc\n"
 	".size long_fde_step, . - long_fde_step\n"
 	".popsection\n");
@@ -232,29 +264,14 @@ asm(".pushsection .text\n"
 	"long_fde_step:\n"
 	".cfi_startproc\n"
 	"	mov (%esp), %eax\n"
-	"	mov 8(%esp), %ecx\n"
-	"	mov 16(%esp), %edx\n"
-	"	mov %eax, (%edx,%ecx,4)\n"
+	STEP_STORE_RA
 	"	.rept " LONG_FDE_PAIRS "\n"
 	"	push %ebx\n"
 	"	.cfi_adjust_cfa_offset 4\n"
 	"	pop %ebx\n"
 	"	.cfi_adjust_cfa_offset -4\n"
 	"	.endr\n"
-	"	mov 8(%esp), %ecx\n"
-	"	add $1, %ecx\n"
-	"	mov 4(%esp), %eax\n"
-	"	mov 12(%esp), %edx\n"
-	"	sub $4, %esp\n"
-	"	.cfi_adjust_cfa_offset 4\n"
-	"	push %ecx\n"
-	"	.cfi_adjust_cfa_offset 4\n"
-	"	push %eax\n"
-	"	.cfi_adjust_cfa_offset 4\n"
-	"	call *%edx\n"
-	"	add $12, %esp\n"
-	"	.cfi_adjust_cfa_offset -12\n"
-	"	ret\n"
+	STEP_CALL_NEXT
 	".cfi_endproc\n"
 	".size long_fde_step, . - long_fde_step\n"
 	".popsection\n");
@@ -298,15 +315,8 @@ asm(".pushsection .text\n"
 	".cfi_undefined %rip\n"
 	"	mov (%rsp), %rax\n"
 	".cfi_offset %rip, -8\n"
-	"	movslq %esi, %r8\n"
-	"	mov %rax, (%rcx,%r8,8)\n"
-	"	sub $8, %rsp\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	add $1, %esi\n"
-	"	call *%rdx\n"
-	"	add $8, %rsp\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	ret\n"
+	STEP_STORE_RA
+	STEP_CALL_NEXT
 	".cfi_endproc\n"
 	".size own_cie_step, . - own_cie_step\n"
 	".popsection\n");
@@ -320,23 +330,8 @@ asm(".pushsection .text\n"
 	".cfi_undefined %eip\n"
 	"	mov (%esp), %eax\n"
 	".cfi_offset %eip, -4\n"
-	"	mov 8(%esp), %ecx\n"
-	"	mov 16(%esp), %edx\n"
-	"	mov %eax, (%edx,%ecx,4)\n"
-	"	mov 8(%esp), %ecx\n"
-	"	add $1, %ecx\n"
-	"	mov 4(%esp), %eax\n"
-	"	mov 12(%esp), %edx\n"
-	"	sub $4, %esp\n"
-	"	.cfi_adjust_cfa_offset 4\n"
-	"	push %ecx\n"
-	"	.cfi_adjust_cfa_offset 4\n"
-	"	push %eax\n"
-	"	.cfi_adjust_cfa_offset 4\n"
-	"	call *%edx\n"
-	"	add $12, %esp\n"
-	"	.cfi_adjust_cfa_offset -12\n"
-	"	ret\n"
+	STEP_STORE_RA
+	STEP_CALL_NEXT
 	".cfi_endproc\n"
 	".size own_cie_step, . - own_cie_step\n"
 	".popsection\n");
