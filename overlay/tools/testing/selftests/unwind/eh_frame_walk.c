@@ -21,6 +21,9 @@ unsigned long getauxval(unsigned long type);
 #endif
 
 #include "table_chain.h"
+#ifdef __x86_64__
+#include "wide_table.h"
+#endif
 
 #define METHODS_PATH	"/sys/kernel/unwind_user/methods"
 
@@ -189,6 +192,21 @@ TEST_F(libs, chain_crosses_needed_and_dlopened_libraries)
 	/* The dlopen'd library is met for the first time here. */
 	EXPECT_LT(sections, counter("eh_frame_sections"));
 }
+
+#ifdef __x86_64__
+/* Every step of a library with an .eh_frame of 1,000 functions. */
+TEST_F(libs, every_function_of_a_wide_table_is_found)
+{
+	wide_every_step(_metadata, self->fd, self->res, self->c,
+			"libeh_wide.so");
+}
+
+/* More copies of it than the mm's table holds, each walked by its own. */
+TEST_F(libs, wide_tables_beyond_the_cache_are_each_their_own)
+{
+	wide_copies(_metadata, self->fd, self->res, self->c, "libeh_wide.so");
+}
+#endif
 
 /*
  * The asm steps below share their ends: store the return address (loaded

@@ -17,4 +17,8 @@ long sframe_lib_a_step(void *chain, int level, sframe_next_t next,
 long sframe_lib_b_step(void *chain, int level, sframe_next_t next,
 		       unsigned long *ras);
 
+/* libeh_wide.so and libsframe_wide.so (wide_lib.awk): step @i of many */
+#define WIDE_STEPS	1000
+sframe_step_t wide_step_at(unsigned int i);
+
 #endif /* SELFTESTS_UNWIND_SFRAME_LIB_H */

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "table_chain.h"
+#include "wide_table.h"
 
 FIXTURE(sframe) {
 	int fd;
@@ -177,26 +178,6 @@ TEST_F(libs, dlclose_then_another_library_at_the_same_place)
 	check_stack(_metadata, self->c, b);
 }
 
-/* Copy @from to a new file in /tmp; its name into @path. */
-static bool copy_lib(const char *from, char *path, size_t size)
-{
-	char buf[65536];
-	ssize_t n;
-	int in, out;
-
-	snprintf(path, size, "/tmp/sframe_copy_XXXXXX");
-	in = open(from, O_RDONLY);
-	out = mkstemp(path);
-	if (in < 0 || out < 0)
-		return false;
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, n) != n)
-			n = -1;
-	close(in);
-	close(out);
-	return n == 0;
-}
-
 #define NR_COPIES	100	/* more mappings than a process remembers */
 
 /*
@@ -239,6 +220,20 @@ TEST_F(libs, more_libraries_than_the_cache_holds)
 		dlclose(h[i]);
 		unlink(paths[i]);
 	}
+}
+
+/* Every step of a library with an SFrame table of 1,000 functions. */
+TEST_F(libs, every_function_of_a_wide_table_is_found)
+{
+	wide_every_step(_metadata, self->fd, self->res, self->c,
+			"libsframe_wide.so");
+}
+
+/* More copies of it than the mm's table holds, each walked by its own. */
+TEST_F(libs, wide_tables_beyond_the_cache_are_each_their_own)
+{
+	wide_copies(_metadata, self->fd, self->res, self->c,
+		    "libsframe_wide.so");
 }
 
 /* Threads that map and unmap libraries until told to stop. */

@@ -268,6 +268,26 @@ static void lib_path(char *buf, size_t size, const char *name)
 	snprintf(buf, size, "%s/%s", dirname(exe), name);
 }
 
+/* Copy the library at @from to a new file in /tmp, named in @path. */
+static bool copy_lib(const char *from, char *path, size_t size)
+{
+	char buf[65536];
+	ssize_t n;
+	int in, out;
+
+	snprintf(path, size, "/tmp/sframe_copy_XXXXXX");
+	in = open(from, O_RDONLY);
+	out = mkstemp(path);
+	if (in < 0 || out < 0)
+		return false;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			n = -1;
+	close(in);
+	close(out);
+	return n == 0;
+}
+
 static void *open_step(const char *path, sframe_step_t *step)
 {
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
