@@ -48,13 +48,16 @@ long descend(int depth);
 long hop0(int depth);
 
 /*
- * DEFERRED runs with kernel.unwind_deferred_try_first off where that
- * matters (samples from user space), TRY_FIRST with it on.
+ * DEFERRED runs with kernel.unwind_deferred_try_first 0 (every sample
+ * defers), TRY_FIRST with TRY_FIRST_ALL, its default: samples of user
+ * space and the first sample of a stay in the kernel are walked at once
+ * where they can be.
  */
 enum mode { NONE, CLASSIC, DEFERRED, TRY_FIRST };
 extern const char * const mode_name[];
 
-void set_try_first(int on);
+#define TRY_FIRST_ALL	3
+void set_try_first(int bits);
 
 struct events {
 	int n, fd[MAX_EVENTS];

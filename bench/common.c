@@ -97,11 +97,11 @@ const char * const mode_name[] = {
 
 #define TRY_FIRST_SYSCTL "/proc/sys/kernel/unwind_deferred_try_first"
 
-void set_try_first(int on)
+void set_try_first(int bits)
 {
 	FILE *f = fopen(TRY_FIRST_SYSCTL, "w");
 
-	if (!f || fprintf(f, "%d\n", on) < 0 || fclose(f))
+	if (!f || fprintf(f, "%d\n", bits) < 0 || fclose(f))
 		die(TRY_FIRST_SYSCTL);
 }
 

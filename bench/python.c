@@ -159,7 +159,7 @@ void bench_python(void)
 			for (i = 0; i < PY_MODES; i++) {
 				m = sl % 2 ? TRY_FIRST - i : i;
 				if (m >= DEFERRED)
-					set_try_first(m == TRY_FIRST);
+					set_try_first(m == TRY_FIRST ? TRY_FIRST_ALL : 0);
 				events_enable(&ev[m], 1);
 				t[m] += py_pass(&py);
 				events_enable(&ev[m], 0);
@@ -183,7 +183,7 @@ void bench_python(void)
 	for (m = NONE; m < PY_MODES; m++)
 		events_close(&ev[m]);
 	py_stop(&py);
-	set_try_first(1);
+	set_try_first(TRY_FIRST_ALL);
 	pin_cpu0(false);
 	signal(SIGPIPE, sigpipe);
 

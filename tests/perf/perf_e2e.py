@@ -17,6 +17,7 @@ Each test prints "ok N name" or "not ok N name" with '#' lines saying what
 was wrong.  Paths come from the repository layout: build/perf/perf (ours),
 build/perf-base/perf (base 6.12, unpatched), build/perf-tests/deep_syscalls.
 """
+import contextlib
 import os
 import re
 import signal
@@ -184,6 +185,29 @@ def check_chain(it, what, chain=USER_CHAIN, kernel_part=True):
                      (what, user[:len(chain) + 1], chain))
 
 
+TRY_FIRST = '/proc/sys/kernel/unwind_deferred_try_first'
+
+
+@contextlib.contextmanager
+def try_first(bits):
+    """kernel.unwind_deferred_try_first set to @bits meanwhile (bit 0:
+    samples of user space walked at once, bit 1: the first sample of a stay
+    in the kernel), where the kernel has it."""
+    try:
+        with open(TRY_FIRST) as f:
+            saved = f.read().strip()
+    except OSError:
+        yield
+        return
+    with open(TRY_FIRST, 'w') as f:
+        f.write('%d\n' % bits)
+    try:
+        yield
+    finally:
+        with open(TRY_FIRST, 'w') as f:
+            f.write(saved + '\n')
+
+
 def tap(i, name, fn):
     """Run test @i, @name, by calling @fn(); print its TAP line (its '#'
     lines first). Return 1 if it failed, else 0."""
@@ -288,7 +312,9 @@ class Tests:
         CPU 0 gets its record, written to CPU 0's buffer. (perf record -C
         adds a tracking event on every CPU, so a record written on the CPU
         the task returns to user space on still reached the file, from CPU
-        1's buffer; the CPU of each record is what tells.)"""
+        1's buffer; the CPU of each record is what tells.) Each stay has
+        one sample, which would be walked at once and make no record: the
+        first sample of a stay in the kernel defers here too."""
         if os.cpu_count() < 2:
             raise Skipped('needs two CPUs')
         data = self.path('cpu0.data')
@@ -298,8 +324,9 @@ class Tests:
                'while [ $i -lt 24 ]; do taskset -p -c $((i %% 2)) $r > /dev/null; '
                'sleep 0.01; echo x >&3; i=$((i + 1)); done; exec 3>&-; wait $r' %
                (WORKLOAD, DEPTH, fifo, fifo))
-        run([PERF, 'record', '-o', data, '--call-graph', 'fp,defer', '-q', '-C', '0',
-             '-e', 'context-switches', '-c', '1', '--', 'sh', '-c', job])
+        with try_first(1):
+            run([PERF, 'record', '-o', data, '--call-graph', 'fp,defer', '-q', '-C', '0',
+                 '-e', 'context-switches', '-c', '1', '--', 'sh', '-c', job])
         items, _ = script(data, '--no-merge-callchains', '-F',
                           'comm,tid,cpu,time,event,ip,sym')
         cpu_of = {}

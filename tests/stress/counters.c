@@ -13,7 +13,7 @@ static const char * const counter_names[NR_C] = {
 	"requests", "queued", "joined", "already_pending", "already_run",
 	"rejected", "busy", "runs", "callbacks", "exit_completions",
 	"exec_completions", "errors", "try_walks", "try_used",
-	"try_not_resident", "try_maps_changed",
+	"try_not_resident", "try_maps_changed", "now_walks", "now_used",
 };
 
 int counters_read_names(const char * const *names, int n,
@@ -90,6 +90,14 @@ const char *counters_check(const struct counters *before,
 			 delta(before, after, C_TRY_WALKS), delta(before, after, C_TRY_USED),
 			 delta(before, after, C_TRY_NOT_RESIDENT),
 			 delta(before, after, C_TRY_MAPS_CHANGED));
+		return buf;
+	}
+	printf("# first samples of a stay in the kernel: %llu walked at once, %llu used\n",
+	       delta(before, after, C_NOW_WALKS), delta(before, after, C_NOW_USED));
+	if (delta(before, after, C_NOW_USED) > delta(before, after, C_NOW_WALKS)) {
+		snprintf(buf, len, "counters: %llu walks at once used of %llu made",
+			 delta(before, after, C_NOW_USED),
+			 delta(before, after, C_NOW_WALKS));
 		return buf;
 	}
 	if (after->v[C_RUNS] != after->v[C_QUEUED]) {

@@ -16,7 +16,9 @@ enum {
 	C_REQUESTS, C_QUEUED, C_JOINED, C_PENDING, C_RUN, C_REJECTED, C_BUSY,
 	C_RUNS, C_CALLBACKS, C_EXIT, C_EXEC, C_ERRORS,
 	/* try-then-defer: walks in an interrupt, and how each ended */
-	C_TRY_WALKS, C_TRY_USED, C_TRY_NOT_RESIDENT, C_TRY_MAPS_CHANGED, NR_C
+	C_TRY_WALKS, C_TRY_USED, C_TRY_NOT_RESIDENT, C_TRY_MAPS_CHANGED,
+	/* first samples of a stay in the kernel walked at once, and used */
+	C_NOW_WALKS, C_NOW_USED, NR_C
 };
 
 struct counters {
@@ -41,8 +43,9 @@ static inline unsigned long long delta(const struct counters *a,
 /*
  * Check the counters after a scenario, all its tasks gone and its events
  * closed, and print them: every request has one outcome, no errors, and
- * every queued task work ran (a task blocked since gets 3 s), and every
- * walk tried in an interrupt was either used or deferred.  Fills
+ * every queued task work ran (a task blocked since gets 3 s), every
+ * walk tried in an interrupt was either used or deferred, and no more
+ * walks made at once were used than were made.  Fills
  * @after; returns NULL, or what is wrong (in @buf).
  */
 const char *counters_check(const struct counters *before,

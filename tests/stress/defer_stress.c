@@ -19,7 +19,7 @@
  *    interrupt was used or deferred (try_walks = try_used +
  *    try_not_resident), and with one session, each callback wrote the
  *    records of one entry and each classic user chain came from a refused
- *    request or a walk used at once.
+ *    request or a walk used at once (try_used, now_used).
  *
  * Scenarios:
  *   threads   many threads sampled at a high rate
@@ -281,10 +281,13 @@ static void close_books(struct outcome *o, const struct counters *before,
 	callbacks = delta(before, &after, C_CALLBACKS);
 	deferring = delta(before, &after, C_QUEUED) +
 		delta(before, &after, C_JOINED) + delta(before, &after, C_PENDING);
-	/* A sample that took its resident stack at once is classic too. */
+	/*
+	 * A sample that took its resident stack at once is classic too: one
+	 * that interrupted user space, or the first of a stay in the kernel.
+	 */
 	refused = delta(before, &after, C_RUN) +
 		delta(before, &after, C_REJECTED) + delta(before, &after, C_BUSY) +
-		delta(before, &after, C_TRY_USED);
+		delta(before, &after, C_TRY_USED) + delta(before, &after, C_NOW_USED);
 	if (one_session && !l->lost && !l->lost_samples &&
 	    (l->recorded != callbacks || l->deferred != deferring ||
 	     l->classic_user != refused)) {

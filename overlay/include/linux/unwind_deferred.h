@@ -43,6 +43,7 @@ void unwind_deferred_cancel(struct unwind_work *work);
 unsigned int unwind_deferred_cached(const unsigned long **entries);
 bool unwind_deferred_try_start(struct unwind_user_state *state);
 bool unwind_deferred_try_end(const struct unwind_user_state *state);
+bool unwind_deferred_walk_now(unsigned int max_entries);
 
 void unwind_task_init(struct task_struct *task);
 void unwind_task_free(struct task_struct *task);
@@ -110,6 +111,11 @@ static inline bool unwind_deferred_try_start(struct unwind_user_state *state)
 
 static inline bool
 unwind_deferred_try_end(const struct unwind_user_state *state)
+{
+	return false;
+}
+
+static inline bool unwind_deferred_walk_now(unsigned int max_entries)
 {
 	return false;
 }

@@ -39,6 +39,7 @@
 
 #include <asm/local64.h>
 
+#include "deferred.h"
 #include "stats.h"
 
 /* Core bits at the top of unwind_task_info::mask; users get the rest. */
@@ -54,10 +55,6 @@
 #ifdef CONFIG_64BIT
 static_assert(UNWIND_MAX_USERS >= 32);
 #endif
-
-/* The per-task cache fills one 4 KiB allocation. */
-#define UNWIND_MAX_ENTRIES \
-	((SZ_4K - sizeof(struct unwind_cache)) / sizeof(unsigned long))
 
 /*
  * A cookie is a per-CPU sequence number above the CPU number plus one, which
@@ -103,6 +100,8 @@ static const char * const unwind_stat_names[NR_UNWIND_STATS] = {
 	[UNWIND_STAT_TRY_SKIPPED_SFRAME] = "try_skipped_sframe",
 	[UNWIND_STAT_TRY_MAPS_CHANGED]	= "try_maps_changed",
 	[UNWIND_STAT_BUSY_WALKED]	= "busy_walked",
+	[UNWIND_STAT_NOW_WALKS]		= "now_walks",
+	[UNWIND_STAT_NOW_USED]		= "now_used",
 };
 
 DEFINE_PER_CPU(struct unwind_stats, unwind_stats);
@@ -405,12 +404,66 @@ static void unwind_deferred_trace(struct unwind_task_info *info,
 }
 
 /**
+ * unwind_deferred_claim - take the current entry context's walk on now
+ *
+ * For a walk made at the first sample of an entry context
+ * (unwind_deferred_walk_now()): marks the entry context used, so that the
+ * way out forgets the walk, and empties the per-task cache for it. Later
+ * requests in the entry context are queued as usual, and their callback
+ * gets the walk stored by unwind_deferred_claimed().
+ *
+ * Context: the current task, interrupts disabled; not NMI.
+ *
+ * Return: the cache, or NULL when a request was made in this entry context
+ * already (an NMI's, too), the task is in execve(), or it has no cache yet
+ * (its first walk allocates it).
+ */
+struct unwind_cache *unwind_deferred_claim(void)
+{
+	struct unwind_task_info *info = &current->unwind_info;
+	struct unwind_cache *cache = info->cache;
+	unsigned long old = 0;
+
+	lockdep_assert_irqs_disabled();
+	if (!cache || READ_ONCE(info->in_exec) ||
+	    !try_cmpxchg(&info->mask, &old, UNWIND_USED))
+		return NULL;
+	WRITE_ONCE(cache->valid, false);
+	barrier();
+	return cache;
+}
+
+/**
+ * unwind_deferred_claimed - keep a walk as the entry context's
+ * @cache: the cache unwind_deferred_claim() returned
+ * @trace: the walk, stored in @cache->entries; NULL when it failed
+ * @truncated: it stopped at its entry limit with frames left
+ *
+ * Context: as unwind_deferred_claim(), in the same section with
+ * interrupts disabled.
+ */
+void unwind_deferred_claimed(struct unwind_cache *cache,
+			     struct unwind_stacktrace *trace, bool truncated)
+{
+	lockdep_assert_irqs_disabled();
+	if (!trace)
+		return;
+	unwind_fixup_uretprobes(trace);
+	unwind_stat_add(UNWIND_STAT_FRAMES, trace->nr);
+	cache->nr_entries = trace->nr;
+	cache->truncated = truncated;
+	barrier();
+	WRITE_ONCE(cache->valid, true);
+}
+
+/**
  * unwind_deferred_cached - the walk of the current entry context, if made
  * @entries: set to the walk, innermost first
  *
  * For a user whose request got -EALREADY: the callbacks of this entry
  * context have run, so its walk is done and is the user stack of the
  * sample at hand too (the task has not been back in user space since).
+ * Also for the sample whose unwind_deferred_walk_now() made the walk.
  *
  * Context: any context of the current task while it is in the kernel,
  * NMI included. The entries stay valid until the task returns to user

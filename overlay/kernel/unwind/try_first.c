@@ -11,8 +11,18 @@
  * once. When it needs a page that is not resident, the caller defers as
  * usual, so such stacks stay complete.
  *
- * kernel.unwind_deferred_try_first (default 1) turns this off; the core's
- * debugfs counters (try_*) say how each try ended.
+ * A sample taken in the kernel is the first of its entry context when no
+ * request was made in it yet. Its walk can be made at once the same way,
+ * and then stands for the whole entry context: the sample takes it, and
+ * requests that follow in the same entry context get it in their callback
+ * with no walk of their own (unwind_deferred_walk_now()). An entry
+ * context with one sample, a system call sampled once, then costs one
+ * walk and no task work or record.
+ *
+ * kernel.unwind_deferred_try_first says which samples try: bit 0 those
+ * that interrupted user space, bit 1 the first sample of a stay in the
+ * kernel (default 3, both; 0 turns trying off). The core's debugfs counters
+ * (try_* and now_*) say how each try ended.
  */
 #include <linux/init.h>
 #include <linux/percpu.h>
@@ -25,9 +35,14 @@
 
 #include <asm/tlb.h>
 
+#include "deferred.h"
 #include "stats.h"
 
-static int unwind_try_first __read_mostly = 1;
+#define UNWIND_TRY_USER		BIT(0)	/* samples of user space */
+#define UNWIND_TRY_KERNEL	BIT(1)	/* an entry context's first sample */
+
+static int unwind_try_first __read_mostly = UNWIND_TRY_USER | UNWIND_TRY_KERNEL;
+static int unwind_try_first_max = UNWIND_TRY_USER | UNWIND_TRY_KERNEL;
 
 /**
  * unwind_deferred_try_start - start a walk that may stand in for a deferral
@@ -48,7 +63,7 @@ static int unwind_try_first __read_mostly = 1;
  * counters keep counting samples that made no request.
  *
  * Return: true when @state is started; false when trying first is turned
- * off, the task has no user state to walk, its page tables are not the
+ * off for samples of user space, the task has no user state to walk, its page tables are not the
  * ones loaded (an NMI during a switch of address spaces), or its mm may
  * have unwind tables it has not met yet or its mappings are being changed
  * (see unwind_user_start_nofault()).
@@ -57,7 +72,7 @@ bool unwind_deferred_try_start(struct unwind_user_state *state)
 {
 	bool refused = unwind_deferred_refusing();
 
-	if (!READ_ONCE(unwind_try_first) || in_task())
+	if (!(READ_ONCE(unwind_try_first) & UNWIND_TRY_USER) || in_task())
 		return false;
 	/*
 	 * An NMI in the middle of a switch of address spaces may find
@@ -114,6 +129,68 @@ bool unwind_deferred_try_end(const struct unwind_user_state *state)
 EXPORT_SYMBOL_GPL(unwind_deferred_try_end);
 
 /**
+ * unwind_deferred_walk_now - walk a sample's stack now, for its entry context
+ * @max_entries: the most entries the sample needs
+ *
+ * For a sample taken in the kernel (a system call's tracepoint, a software
+ * event, an interrupt of kernel code) before any request was made in its
+ * entry context. When the user stack can be walked here as for a sample
+ * of user space (no page fault; the mappings and rules the mm remembers,
+ * the mappings unchanged meanwhile), the walk is kept as the entry
+ * context's: the caller takes it with unwind_deferred_cached(). The walk
+ * the deferred one would have made then is this one: the same user state,
+ * which the task has not left since.
+ *
+ * Context: task or IRQ context of the current task, in the kernel; not NMI.
+ * The walk runs with interrupts disabled; it takes no lock and allocates
+ * nothing.
+ *
+ * Return: true when the walk is the entry context's; false when the caller
+ * requests as usual: trying first is off for samples in the kernel, a
+ * request was made in this entry context already, the task has not been
+ * walked before (its first deferred walk sets up the cache), or the walk
+ * needed a page, a mapping or a rule that was not at hand.
+ */
+bool unwind_deferred_walk_now(unsigned int max_entries)
+{
+	/* unwind_user_start() fills it before any use. */
+	struct unwind_user_state state __uninitialized;
+	struct unwind_stacktrace trace = { };
+	struct unwind_cache *cache;
+	unsigned long flags;
+	bool ok = false;
+
+	if (!(READ_ONCE(unwind_try_first) & UNWIND_TRY_KERNEL) || in_nmi() ||
+	    !max_entries)
+		return false;
+
+	local_irq_save(flags);
+	cache = unwind_deferred_claim();
+	if (!cache)
+		goto out;
+	unwind_stat_inc(UNWIND_STAT_NOW_WALKS);
+	pagefault_disable();
+	if (!unwind_user_start(&state, NULL) &&
+	    unwind_user_start_nofault(&state)) {
+		trace.entries = cache->entries;
+		unwind_user_walk(&state, &trace,
+				 min_t(unsigned int, max_entries,
+				       UNWIND_MAX_ENTRIES));
+		ok = !(state.done && state.stop == UNWIND_USER_FAULT) &&
+		     unwind_user_end_nofault(&state);
+	}
+	pagefault_enable();
+	unwind_deferred_claimed(cache, ok ? &trace : NULL,
+				state.stop == UNWIND_USER_TRUNCATED);
+	if (ok)
+		unwind_stat_inc(UNWIND_STAT_NOW_USED);
+out:
+	local_irq_restore(flags);
+	return ok;
+}
+EXPORT_SYMBOL_GPL(unwind_deferred_walk_now);
+
+/**
  * unwind_try_first_show - print the try-first switch
  * @m: the seq_file of the unwinder's debugfs counters file
  *
@@ -133,7 +210,7 @@ static struct ctl_table unwind_try_sysctls[] = {
 		.mode		= 0644,
 		.proc_handler	= proc_dointvec_minmax,
 		.extra1		= SYSCTL_ZERO,
-		.extra2		= SYSCTL_ONE,
+		.extra2		= &unwind_try_first_max,
 	},
 };
 

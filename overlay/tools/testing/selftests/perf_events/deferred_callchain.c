@@ -21,5 +21,6 @@
 #include "deferred_callchain_walk.h"
 #include "deferred_callchain_perms.h"
 #include "deferred_callchain_try_first.h"
+#include "deferred_callchain_now.h"
 
 TEST_HARNESS_MAIN

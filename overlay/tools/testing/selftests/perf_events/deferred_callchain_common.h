@@ -415,13 +415,20 @@ static int defer_or_skip(struct __test_metadata *_metadata)
 	return 0;
 }
 
-/* What every test needs: a shared chain, records, two events. */
+/*
+ * What every test needs: a shared chain, records, two events. The tests
+ * of deferral take kernel.unwind_deferred_try_first to samples of user
+ * space only (bit 0): with bit 1, the first sample of a stay in the
+ * kernel is walked at once (deferred_callchain_now.h tests that), and a
+ * test of deferral would depend on which samples came first.
+ */
 struct ctx {
 	struct chain *c;
 	struct recs *recs;
 	struct rb rb[2];
 	int fd[2];
 	long getppid_tp;
+	int saved_try_first;
 };
 
 static int ctx_setup(struct __test_metadata *_metadata, struct ctx *x)
@@ -429,6 +436,7 @@ static int ctx_setup(struct __test_metadata *_metadata, struct ctx *x)
 	memset(x, 0, sizeof(*x));
 	x->fd[0] = -1;
 	x->fd[1] = -1;
+	try_first_set(1, &x->saved_try_first);
 	x->recs = calloc(1, sizeof(*x->recs));
 	ASSERT_TRUE(!!x->recs);
 	x->c = mmap(NULL, sizeof(*x->c), PROT_READ | PROT_WRITE,
@@ -443,6 +451,7 @@ static void ctx_teardown(struct ctx *x)
 {
 	int i;
 
+	try_first_restore(x->saved_try_first);
 	for (i = 0; i < 2; i++) {
 		rb_unmap(&x->rb[i]);
 		if (x->fd[i] >= 0)

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The entry context's walk, made at once by try_first.c and kept by the
+ * deferral core (deferred.c) for the requests that follow in the same
+ * entry context. Internal to kernel/unwind/.
+ */
+#ifndef _KERNEL_UNWIND_DEFERRED_H
+#define _KERNEL_UNWIND_DEFERRED_H
+
+#include <linux/sizes.h>
+#include <linux/unwind_deferred_types.h>
+#include <linux/unwind_user_types.h>
+
+/* The per-task cache fills one 4 KiB allocation. */
+#define UNWIND_MAX_ENTRIES \
+	((SZ_4K - sizeof(struct unwind_cache)) / sizeof(unsigned long))
+
+struct unwind_cache *unwind_deferred_claim(void);
+void unwind_deferred_claimed(struct unwind_cache *cache,
+			     struct unwind_stacktrace *trace, bool truncated);
+
+#endif /* _KERNEL_UNWIND_DEFERRED_H */
