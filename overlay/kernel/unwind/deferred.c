@@ -425,7 +425,8 @@ struct unwind_cache *unwind_deferred_claim(void)
 	unsigned long old = 0;
 
 	lockdep_assert_irqs_disabled();
-	if (!cache || READ_ONCE(info->in_exec) ||
+	/* Later samples of the entry context see the mask set: no locked op. */
+	if (!cache || READ_ONCE(info->in_exec) || READ_ONCE(info->mask) ||
 	    !try_cmpxchg(&info->mask, &old, UNWIND_USED))
 		return NULL;
 	WRITE_ONCE(cache->valid, false);

@@ -41,8 +41,25 @@
 #define UNWIND_TRY_USER		BIT(0)	/* samples of user space */
 #define UNWIND_TRY_KERNEL	BIT(1)	/* an entry context's first sample */
 
-static int unwind_try_first __read_mostly = UNWIND_TRY_USER | UNWIND_TRY_KERNEL;
-static int unwind_try_first_max = UNWIND_TRY_USER | UNWIND_TRY_KERNEL;
+#define UNWIND_TRY_ALL		(UNWIND_TRY_USER | UNWIND_TRY_KERNEL)
+
+static int unwind_try_first __read_mostly = UNWIND_TRY_ALL;
+static int unwind_try_first_max = UNWIND_TRY_ALL;
+
+/*
+ * Whether a walk made without faulting gives what the deferred walk would:
+ * 0; -EFAULT when it needed a page that was not resident, a mapping or
+ * rule the mm has not met, or more work than the budget; -EAGAIN when the
+ * mappings it relied on changed meanwhile.
+ */
+static int unwind_try_result(const struct unwind_user_state *state)
+{
+	if (state->done && state->stop == UNWIND_USER_FAULT)
+		return -EFAULT;
+	if (!unwind_user_end_nofault(state))
+		return -EAGAIN;
+	return 0;
+}
 
 /**
  * unwind_deferred_try_start - start a walk that may stand in for a deferral
@@ -63,8 +80,9 @@ static int unwind_try_first_max = UNWIND_TRY_USER | UNWIND_TRY_KERNEL;
  * counters keep counting samples that made no request.
  *
  * Return: true when @state is started; false when trying first is turned
- * off for samples of user space, the task has no user state to walk, its page tables are not the
- * ones loaded (an NMI during a switch of address spaces), or its mm may
+ * off for samples of user space, the task has no user state to walk, its
+ * page tables are not the ones loaded (an NMI during a switch of address
+ * spaces), or its mm may
  * have unwind tables it has not met yet or its mappings are being changed
  * (see unwind_user_start_nofault()).
  */
@@ -112,15 +130,13 @@ EXPORT_SYMBOL_GPL(unwind_deferred_try_start);
 bool unwind_deferred_try_end(const struct unwind_user_state *state)
 {
 	bool refused = unwind_deferred_refusing();
+	int ret = unwind_try_result(state);
 
-	if (state->done && state->stop == UNWIND_USER_FAULT) {
+	if (ret) {
 		if (!refused)
-			unwind_stat_inc(UNWIND_STAT_TRY_NOT_RESIDENT);
-		return false;
-	}
-	if (!unwind_user_end_nofault(state)) {
-		if (!refused)
-			unwind_stat_inc(UNWIND_STAT_TRY_MAPS_CHANGED);
+			unwind_stat_inc(ret == -EFAULT ?
+					UNWIND_STAT_TRY_NOT_RESIDENT :
+					UNWIND_STAT_TRY_MAPS_CHANGED);
 		return false;
 	}
 	unwind_stat_inc(refused ? UNWIND_STAT_BUSY_WALKED : UNWIND_STAT_TRY_USED);
@@ -176,8 +192,7 @@ bool unwind_deferred_walk_now(unsigned int max_entries)
 		unwind_user_walk(&state, &trace,
 				 min_t(unsigned int, max_entries,
 				       UNWIND_MAX_ENTRIES));
-		ok = !(state.done && state.stop == UNWIND_USER_FAULT) &&
-		     unwind_user_end_nofault(&state);
+		ok = !unwind_try_result(&state);
 	}
 	pagefault_enable();
 	unwind_deferred_claimed(cache, ok ? &trace : NULL,
