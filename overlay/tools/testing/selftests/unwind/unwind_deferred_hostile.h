@@ -144,13 +144,19 @@ static __attribute__((noipa)) long hostile_write_stale_fp(int fd,
 	return ret;
 }
 
-/* An unmapped page above the stack (frames may only go up), or 0. */
+/*
+ * An unmapped page above the stack (frames may only go up), or 0. A compat
+ * task's stack may end within 64 pages of 4 GiB, where end + 64 pages
+ * wraps: count pages, not addresses. The page just below 4 GiB is never
+ * mapped in a compat task, so one is always found there.
+ */
 static unsigned long unmapped_above_stack(void)
 {
 	unsigned long start, end, page = getpagesize(), a;
 	unsigned char vec;
 	char line[256];
 	FILE *f = fopen("/proc/self/maps", "r");
+	int i;
 
 	if (!f)
 		return 0;
@@ -159,9 +165,13 @@ static unsigned long unmapped_above_stack(void)
 		if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &start, &end) == 2)
 			break;
 	fclose(f);
-	for (a = end; end && a < end + 64 * page && a > start; a += page)
+	for (i = 0; end && i < 64; i++) {
+		a = end + i * page;
+		if (a < end)
+			break;
 		if (mincore((void *)a, page, &vec) && errno == ENOMEM)
 			return a;
+	}
 	return 0;
 }
 
