@@ -40,6 +40,12 @@ export KBUILD_BUILD_HOST=${KBUILD_BUILD_HOST:-deferred}
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
 export CCACHE_NOHASHDIR=1
 export CCACHE_COMPILERCHECK=content
+# Depend mode: a miss does not run the preprocessor a second time to hash
+# its output; the hash comes from the compiler's own -MD list. Measured on
+# the reference machine (kernel/ and mm/ of the guest kernel, -j2, empty
+# cache): 120 s without ccache, 171 s with ccache's default mode, 120 s
+# in depend mode; hits as fast in both.
+export CCACHE_DEPEND=${CCACHE_DEPEND:-1}
 
 # make in the kernel tree, the same way everywhere (the compiler is part of
 # every object's command line: a different CC rebuilds everything).

@@ -761,9 +761,14 @@ def main():
         return fallback()
     cls, every = all_tests()
     known = [n[len('test_'):] for n in every]
-    unknown = [a for a in sys.argv[1:] if a not in known]
-    if unknown:
-        print('usage: perf_e2e.py [fallback | TEST...]; unknown: %s; tests: %s' %
+    # -x TEST leaves TEST out: check runs a list's tests in two guests.
+    args, left_out = sys.argv[1:], []
+    while len(args) >= 2 and args[0] == '-x':
+        left_out.append(args[1])
+        args = args[2:]
+    unknown = [a for a in args + left_out if a not in known]
+    if unknown or (args and left_out):
+        print('usage: perf_e2e.py [fallback | TEST... | -x TEST...]; unknown: %s; tests: %s' %
               (' '.join(unknown), ' '.join(sorted(known))), file=sys.stderr)
         return 2
     for f in (PERF, WORKLOAD):
@@ -772,7 +777,8 @@ def main():
             return 0
     with open('/proc/sys/kernel/kptr_restrict', 'w') as f:
         f.write('0\n')
-    names = [n for n in every if not sys.argv[1:] or n[len('test_'):] in sys.argv[1:]]
+    names = [n for n in every if (not args or n[len('test_'):] in args) and
+             n[len('test_'):] not in left_out]
     print('1..%d' % len(names))
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
