@@ -29,6 +29,9 @@ struct unwind_cache {
  * @regs: the user state at the first request, where the walk starts
  * @max_entries: the most entries any request of this entry context needs
  * @in_exec: in execve(), between unwind_deferred_exec_begin() and _end()
+ * @exec_new_mm: in execve(), the new mm in place and the saved user
+ *		 registers still the old image's, until
+ *		 unwind_deferred_exec_new_regs()
  * @time_walk: a request of this entry context came from NMI: the walk is
  *	       timed for the requester's sample-time throttle
  * @cache: the walk, allocated on the task's first walk
@@ -41,6 +44,7 @@ struct unwind_task_info {
 	struct unwind_user_regs	regs;
 	unsigned int		max_entries;
 	bool			in_exec;
+	bool			exec_new_mm;
 	bool			time_walk;
 	struct unwind_cache	*cache;
 	struct callback_head	work;

@@ -54,4 +54,29 @@ static inline int unwind_user(struct unwind_stacktrace *trace,
 
 #endif /* CONFIG_UNWIND_USER */
 
+/* The walk for BPF's stack helpers (kernel/unwind/bpf.c). */
+#ifdef CONFIG_UNWIND_USER_BPF
+
+bool unwind_user_bpf_enabled(void);
+void unwind_user_bpf_set(bool on);
+int unwind_user_bpf(struct unwind_stacktrace *trace, unsigned int max_entries,
+		    unsigned int skip, bool may_fault);
+
+#else /* !CONFIG_UNWIND_USER_BPF */
+
+static inline bool unwind_user_bpf_enabled(void)
+{
+	return false;
+}
+
+static inline int unwind_user_bpf(struct unwind_stacktrace *trace,
+				  unsigned int max_entries, unsigned int skip,
+				  bool may_fault)
+{
+	trace->nr = 0;
+	return -EOPNOTSUPP;
+}
+
+#endif /* CONFIG_UNWIND_USER_BPF */
+
 #endif /* _LINUX_UNWIND_USER_H */

@@ -102,6 +102,14 @@ static const char * const unwind_stat_names[NR_UNWIND_STATS] = {
 	[UNWIND_STAT_BUSY_WALKED]	= "busy_walked",
 	[UNWIND_STAT_NOW_WALKS]		= "now_walks",
 	[UNWIND_STAT_NOW_USED]		= "now_used",
+	[UNWIND_STAT_BPF_WALKS]		= "bpf_walks",
+	[UNWIND_STAT_BPF_COMPLETE]	= "bpf_complete",
+	[UNWIND_STAT_BPF_UNMET]		= "bpf_unmet",
+	[UNWIND_STAT_BPF_BAD]		= "bpf_bad",
+	[UNWIND_STAT_BPF_FAULTABLE]	= "bpf_faultable",
+	[UNWIND_STAT_BPF_NO_USER]	= "bpf_no_user",
+	[UNWIND_STAT_BPF_WARMUPS_QUEUED] = "bpf_warmups_queued",
+	[UNWIND_STAT_BPF_WARMUPS]	= "bpf_warmups",
 };
 
 DEFINE_PER_CPU(struct unwind_stats, unwind_stats);
@@ -295,7 +303,7 @@ EXPORT_SYMBOL_GPL(unwind_deferred_request_max);
  * with its trampoline: put the real one back, innermost first, as classic
  * perf callchains do.
  */
-static void unwind_fixup_uretprobes(struct unwind_stacktrace *trace)
+void unwind_fixup_uretprobes(struct unwind_stacktrace *trace)
 {
 #ifdef CONFIG_UPROBES
 	struct uprobe_task *utask = current->utask;
@@ -673,6 +681,7 @@ void unwind_deferred_exec_begin(void)
 	bool reset;
 
 	WRITE_ONCE(info->in_exec, true);
+	WRITE_ONCE(info->exec_new_mm, false);
 	/* Requests from interrupts on this CPU see the flag from here on. */
 	barrier();
 
@@ -702,7 +711,34 @@ void unwind_deferred_exec_begin(void)
  */
 void unwind_deferred_exec_end(void)
 {
-	WRITE_ONCE(current->unwind_info.in_exec, false);
+	struct unwind_task_info *info = &current->unwind_info;
+
+	/*
+	 * Called by begin_new_exec() with the new mm in place (in_execve is
+	 * set): the registers are the old image's until the loader sets the
+	 * new ones. A failure after that point leaves them so, and the task
+	 * dies.
+	 */
+	if (current->in_execve)
+		WRITE_ONCE(info->exec_new_mm, true);
+	WRITE_ONCE(info->in_exec, false);
+}
+
+/**
+ * unwind_deferred_regs_stale - are the saved user registers another image's?
+ *
+ * In execve(), from the switch to the new mm until the binary loader sets
+ * the new image's registers, the task's saved user registers still
+ * describe the old image: a walk from them would read the old image's
+ * stack with the new image's mappings and tables.
+ *
+ * Context: any context of the current task.
+ *
+ * Return: true in that window; false otherwise.
+ */
+bool unwind_deferred_regs_stale(void)
+{
+	return READ_ONCE(current->unwind_info.exec_new_mm);
 }
 
 /**
@@ -722,6 +758,7 @@ void unwind_deferred_exec_new_regs(void)
 {
 	struct unwind_task_info *info = &current->unwind_info;
 
+	WRITE_ONCE(info->exec_new_mm, false);
 	if (READ_ONCE(info->cookie))
 		unwind_user_save_regs(&info->regs);
 }

@@ -2,7 +2,8 @@
 /*
  * The entry context's walk, made at once by try_first.c and kept by the
  * deferral core (deferred.c) for the requests that follow in the same
- * entry context. Internal to kernel/unwind/.
+ * entry context; what the walk for BPF (bpf.c) shares with the core.
+ * Internal to kernel/unwind/.
  */
 #ifndef _KERNEL_UNWIND_DEFERRED_H
 #define _KERNEL_UNWIND_DEFERRED_H
@@ -16,6 +17,8 @@
 	((SZ_4K - sizeof(struct unwind_cache)) / sizeof(unsigned long))
 
 struct unwind_cache *unwind_deferred_claim(void);
+void unwind_fixup_uretprobes(struct unwind_stacktrace *trace);
+bool unwind_deferred_regs_stale(void);
 void unwind_deferred_claimed(struct unwind_cache *cache,
 			     struct unwind_stacktrace *trace, bool truncated);
 

@@ -29,7 +29,7 @@ static inline void unwind_stats_show(struct seq_file *m,
 	}
 }
 
-/* The deferral core's counters (deferred.c and try_first.c). */
+/* The deferral core's counters (deferred.c, try_first.c and bpf.c). */
 enum unwind_stat {
 	UNWIND_STAT_REQUESTS,
 	UNWIND_STAT_REQUESTS_NMI,
@@ -63,6 +63,14 @@ enum unwind_stat {
 	UNWIND_STAT_BUSY_WALKED,
 	UNWIND_STAT_NOW_WALKS,
 	UNWIND_STAT_NOW_USED,
+	UNWIND_STAT_BPF_WALKS,
+	UNWIND_STAT_BPF_COMPLETE,
+	UNWIND_STAT_BPF_UNMET,
+	UNWIND_STAT_BPF_BAD,
+	UNWIND_STAT_BPF_FAULTABLE,
+	UNWIND_STAT_BPF_NO_USER,
+	UNWIND_STAT_BPF_WARMUPS_QUEUED,
+	UNWIND_STAT_BPF_WARMUPS,
 	NR_UNWIND_STATS
 };
 

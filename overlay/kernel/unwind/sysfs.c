@@ -3,8 +3,9 @@
  * /sys/kernel/unwind_user/methods: how the deferred user stack walk finds
  * callers, so that a profiler can tell before it records whether the
  * chains of code built without frame pointers will be right; and the
- * switch that turns a method off (and on again) without a reboot; and
- * work_budget: how much table work one walk may do.
+ * switch that turns a method off (and on again) without a reboot;
+ * work_budget: how much table work one walk may do; and bpf_tables: whether
+ * BPF's stack helpers walk by the tables too.
  */
 #include <linux/init.h>
 #include <linux/kernel.h>
@@ -109,10 +110,37 @@ static ssize_t work_budget_store(struct kobject *kobj,
 
 static struct kobj_attribute work_budget_attr = __ATTR_RW(work_budget);
 
+#ifdef CONFIG_UNWIND_USER_BPF
+/* Whether BPF's stack helpers walk by the tables: 1, or 0 (frame pointers). */
+static ssize_t bpf_tables_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", unwind_user_bpf_enabled());
+}
+
+static ssize_t bpf_tables_store(struct kobject *kobj,
+				struct kobj_attribute *attr,
+				const char *buf, size_t count)
+{
+	bool on;
+	int ret = kstrtobool(buf, &on);
+
+	if (ret)
+		return ret;
+	unwind_user_bpf_set(on);
+	return count;
+}
+
+static struct kobj_attribute bpf_tables_attr = __ATTR_RW(bpf_tables);
+#endif
+
 static struct attribute *unwind_user_attrs[] = {
 	&methods_attr.attr,
 	&available_methods_attr.attr,
 	&work_budget_attr.attr,
+#ifdef CONFIG_UNWIND_USER_BPF
+	&bpf_tables_attr.attr,
+#endif
 	NULL
 };
 
