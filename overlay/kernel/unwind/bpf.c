@@ -256,9 +256,10 @@ int unwind_user_bpf(struct unwind_stacktrace *trace, unsigned int max_entries,
 
 static int __init unwind_bpf_init(void)
 {
+	if (unwind_deferred_init(&unwind_bpf_warmup, unwind_bpf_warmed))
+		return 0;
 	/* Pairs with the smp_load_acquire() in unwind_bpf_warm_up(). */
-	if (!unwind_deferred_init(&unwind_bpf_warmup, unwind_bpf_warmed))
-		smp_store_release(&unwind_bpf_warmup_ready, true);
+	smp_store_release(&unwind_bpf_warmup_ready, true);
 	return 0;
 }
 late_initcall(unwind_bpf_init);
