@@ -22,6 +22,7 @@ bpf=(deferred_callchain_bpf deferred_callchain_bpf.bpf.o)
 sframe=(sframe_walk sframe_probe sframe_probe_nopie)
 eh=(eh_frame_walk)
 eh32=(eh_frame_walk_32)
+bpfwalk=(bpf_walk)
 sframe_bin=$build/sframe-toolchain/bin
 plan=13
 
@@ -173,8 +174,8 @@ tap_ok "on arm64, each deferred_callchain program says it needs x86" \
 	why "$d" 'x86 only, and .* builds for aarch64-linux-gnu' "${deferred[@]}"
 d=$tmp/arm64/unwind
 tap_ok "on arm64, unwind builds nothing and exits 0" \
-	nothing "$d" "unwind_deferred unwind_deferred_32 ${eh[*]} ${eh32[*]} ${sframe[*]}"
+	nothing "$d" "unwind_deferred unwind_deferred_32 ${eh[*]} ${eh32[*]} ${sframe[*]} ${bpfwalk[*]}"
 tap_ok "on arm64, each unwind program says it needs x86" \
-	why "$d" 'x86 only, and .* builds for aarch64-linux-gnu' unwind_deferred unwind_deferred_32 "${eh[@]}" "${eh32[@]}" "${sframe[@]}"
+	why "$d" 'x86 only, and .* builds for aarch64-linux-gnu' unwind_deferred unwind_deferred_32 "${eh[@]}" "${eh32[@]}" "${sframe[@]}" "${bpfwalk[@]}"
 
 tap_done

@@ -5,7 +5,8 @@
  * User space test programs (tools/testing/selftests/unwind/) ask for their
  * own user stack from task, hard IRQ and real NMI context, from the exit and
  * exec paths and from a kernel thread, through 40 registered users, and read
- * back what each request returned and what each callback received.
+ * back what each request returned and what each callback received; and
+ * have a function that BPF programs probe called from those contexts.
  *
  * <debugfs>/unwind_deferred_test/ctl, open by one process at a time.
  *
@@ -36,6 +37,11 @@
  *                                  frame is set up
  *   ask-in-callback MASK           each slot in MASK asks again from its own
  *                                  callback (MASK 0 stops it)
+ *   bpf task|irq|nmi               call unwind_test_bpf_hook(), for a BPF
+ *                                  kprobe program to take the writer's user
+ *                                  stack, from that context; its argument
+ *                                  is the context it runs in: 0 task,
+ *                                  1 IRQ, 2 NMI
  *   sleep MS                       sleep MS milliseconds (at most 1000)
  *   clear                          forget what was recorded
  *
@@ -124,6 +130,8 @@ static struct task_struct *ctx_task;
 static unsigned long ctx_mask;
 static unsigned int ctx_repeat;
 static int irq_done, nmi_armed, nmi_done;
+/* The next IRQ or NMI calls unwind_test_bpf_hook() instead of asking. */
+static bool ctx_bpf;
 
 static atomic_t exit_pid, exec_pid, signal_pid;
 /* arm-exit-locked; the task that holds its mmap lock until its callback. */
@@ -219,6 +227,27 @@ static void test_callback(struct unwind_work *work,
 		mmap_write_unlock(current->mm);
 }
 
+/*
+ * The function a BPF kprobe program attaches to by name, for the writer's
+ * user stack from the context that called it (@ctx: 0 task, 1 IRQ, 2 NMI,
+ * which the program reads to tell). Neither inlined nor cloned, so that
+ * every call reaches the symbol.
+ */
+static noinline __noclone void unwind_test_bpf_hook(int ctx)
+{
+	/* The call has an effect the compiler cannot see through. */
+	asm volatile("" : : "r"(ctx) : "memory");
+}
+
+/* What an IRQ or NMI the writer asked for does: ask, or call the hook. */
+static void test_ctx_work(const char *at)
+{
+	if (READ_ONCE(ctx_bpf))
+		unwind_test_bpf_hook(in_nmi() ? 2 : in_hardirq() ? 1 : 0);
+	else
+		test_request(at, ctx_mask, ctx_repeat);
+}
+
 /* Spin (preemption off, interrupts on) until *@flag is set, bounded. */
 static int test_wait(int *flag)
 {
@@ -235,7 +264,7 @@ static int test_wait(int *flag)
 static void test_irq_work_fn(struct irq_work *work)
 {
 	if (current == READ_ONCE(ctx_task))
-		test_request("irq", ctx_mask, ctx_repeat);
+		test_ctx_work("irq");
 	WRITE_ONCE(irq_done, 1);
 }
 
@@ -265,7 +294,7 @@ static int test_nmi_handler(unsigned int type, struct pt_regs *regs)
 	if (!READ_ONCE(nmi_armed) || current != READ_ONCE(ctx_task))
 		return NMI_DONE;
 	WRITE_ONCE(nmi_armed, 0);
-	test_request("nmi", ctx_mask, ctx_repeat);
+	test_ctx_work("nmi");
 	WRITE_ONCE(nmi_done, 1);
 	return NMI_HANDLED;
 }
@@ -605,6 +634,26 @@ static void test_disarm(void)
 	mutex_unlock(&arm_lock);
 }
 
+/* bpf CTX: call unwind_test_bpf_hook() from context @ctx. */
+static int test_bpf(const char *ctx)
+{
+	int ret = -EINVAL;
+
+	if (!ctx)
+		return -EINVAL;
+	if (!strcmp(ctx, "task")) {
+		unwind_test_bpf_hook(0);
+		return 0;
+	}
+	WRITE_ONCE(ctx_bpf, true);
+	if (!strcmp(ctx, "irq"))
+		ret = test_request_irq(0, 0);
+	else if (!strcmp(ctx, "nmi"))
+		ret = test_request_nmi(0, 0);
+	WRITE_ONCE(ctx_bpf, false);
+	return ret;
+}
+
 static int test_sleep(const char *arg)
 {
 	unsigned int ms;
@@ -651,6 +700,8 @@ static int test_command(char *cmd)
 		return test_request_at(argv[1], argv[2]);
 	if (!strcmp(argv[0], "request-uprobe"))
 		return test_request_uprobe(argv[1], argv[2]);
+	if (!strcmp(argv[0], "bpf"))
+		return test_bpf(argv[1]);
 	if (!strcmp(argv[0], "sleep"))
 		return test_sleep(argv[1]);
 	if (!strcmp(argv[0], "cancel")) {

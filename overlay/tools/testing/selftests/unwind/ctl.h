@@ -2,7 +2,8 @@
 /*
  * The test_unwind_deferred module's control file, as the unwind selftests
  * use it: commands go in with write(2) (from a known call chain), requests
- * and callbacks come back as text, and the unwinder's debugfs counters.
+ * and callbacks come back as text; the unwinder's debugfs counters, and
+ * its sysfs switches.
  */
 #ifndef SELFTESTS_UNWIND_CTL_H
 #define SELFTESTS_UNWIND_CTL_H
@@ -20,6 +21,7 @@
 #define CTL_PATH	"/sys/kernel/debug/unwind_deferred_test/ctl"
 #define COUNTERS_PATH	"/sys/kernel/debug/unwind_deferred/counters"
 #define TIME_WALKS_PATH	"/sys/kernel/debug/unwind_deferred/time_walks"
+#define METHODS_PATH	"/sys/kernel/unwind_user/methods"
 #define NR_SLOTS	40
 #define MAX_REQS	1024
 #define MAX_CBS		96
@@ -47,12 +49,12 @@ struct results {
 	char text[RESULTS_SIZE];
 };
 
-static int ctl(int fd, const char *cmd)
+static inline int ctl(int fd, const char *cmd)
 {
 	return write(fd, cmd, strlen(cmd)) < 0 ? -errno : 0;
 }
 
-static int read_results(int fd, struct results *r)
+static inline int read_results(int fd, struct results *r)
 {
 	ssize_t n, len = 0;
 	char *line, *save;
@@ -103,7 +105,7 @@ static int read_results(int fd, struct results *r)
 	return 0;
 }
 
-static long long counter(const char *name)
+static inline long long counter(const char *name)
 {
 	char key[64];
 	long long val;
@@ -119,6 +121,32 @@ static long long counter(const char *name)
 	}
 	fclose(f);
 	return -1;
+}
+
+/* The first line of the file at @path into @buf; false when unreadable. */
+static inline bool knob_read(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = !!fgets(buf, size, f);
+	fclose(f);
+	return ok;
+}
+
+/* Write @val to the file at @path (a sysfs switch): 0 or -errno. */
+static inline int knob_write(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
 }
 
 /* Time every deferred walk (1) or only those NMI samples ask for (0). */
@@ -137,8 +165,8 @@ static inline void set_time_walks(int on)
  * shared memory for its call chain at *@shared (children that exit or exec
  * report there). False when the test module is not loaded.
  */
-static bool ctl_open(struct __test_metadata *_metadata, int *fd,
-		     struct results **res, void **shared, size_t size)
+static inline bool ctl_open(struct __test_metadata *_metadata, int *fd,
+			    struct results **res, void **shared, size_t size)
 {
 	*res = NULL;
 	*shared = MAP_FAILED;
@@ -155,7 +183,7 @@ static bool ctl_open(struct __test_metadata *_metadata, int *fd,
 	return true;
 }
 
-static void ctl_close(int fd, struct results *res, void *shared, size_t size)
+static inline void ctl_close(int fd, struct results *res, void *shared, size_t size)
 {
 	if (fd >= 0)
 		close(fd);

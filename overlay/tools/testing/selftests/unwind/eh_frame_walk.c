@@ -21,11 +21,10 @@ unsigned long getauxval(unsigned long type);
 #endif
 
 #include "table_chain.h"
+#include "chain_signal.h"
 #ifdef __x86_64__
 #include "wide_table.h"
 #endif
-
-#define METHODS_PATH	"/sys/kernel/unwind_user/methods"
 
 /* The libraries of this build: the i386 one has its own. */
 #ifdef __x86_64__
@@ -33,31 +32,6 @@ unsigned long getauxval(unsigned long type);
 #else
 #define LIB_B		"libeh_b_32.so"
 #endif
-
-/* The methods file's contents into @buf; false when it cannot be read. */
-static bool methods_read(char *buf, size_t size)
-{
-	FILE *f = fopen(METHODS_PATH, "r");
-	bool ok;
-
-	if (!f)
-		return false;
-	ok = !!fgets(buf, size, f);
-	fclose(f);
-	return ok;
-}
-
-static int methods_write(const char *list)
-{
-	int fd = open(METHODS_PATH, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, list, strlen(list)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
 
 FIXTURE(eh_frame) {
 	int fd;
@@ -87,13 +61,14 @@ FIXTURE_SETUP(eh_frame)
 		SKIP(return, NO_MODULE);
 	if (counter("eh_frame_frames") < 0)
 		SKIP(return, NO_EH_FRAME);
-	ASSERT_TRUE(methods_read(self->methods, sizeof(self->methods)));
+	ASSERT_TRUE(knob_read(METHODS_PATH, self->methods,
+			      sizeof(self->methods)));
 }
 
 FIXTURE_TEARDOWN(eh_frame)
 {
 	if (self->methods[0])
-		methods_write(self->methods);
+		knob_write(METHODS_PATH, self->methods);
 	ctl_close(self->fd, self->res, self->c, sizeof(*self->c));
 }
 
@@ -127,8 +102,8 @@ TEST_F(eh_frame, turned_off_and_on_at_run_time)
 	const struct cb *b;
 	char now[128];
 
-	ASSERT_EQ(0, methods_write("fp sframe"));
-	ASSERT_TRUE(methods_read(now, sizeof(now)));
+	ASSERT_EQ(0, knob_write(METHODS_PATH, "fp sframe"));
+	ASSERT_TRUE(knob_read(METHODS_PATH, now, sizeof(now)));
 	EXPECT_EQ(NULL, strstr(now, "eh_frame")) TH_LOG("methods: %s", now);
 	before = counter("eh_frame_frames");
 	b = walk_once(_metadata, self->fd, self->res, self->c, variant->ctx,
@@ -140,9 +115,9 @@ TEST_F(eh_frame, turned_off_and_on_at_run_time)
 		       b->nr);
 	}
 
-	EXPECT_EQ(-EINVAL, methods_write("sframe eh_frame"));
-	EXPECT_EQ(-EINVAL, methods_write("fp dwarf"));
-	ASSERT_EQ(0, methods_write(self->methods));
+	EXPECT_EQ(-EINVAL, knob_write(METHODS_PATH, "sframe eh_frame"));
+	EXPECT_EQ(-EINVAL, knob_write(METHODS_PATH, "fp dwarf"));
+	ASSERT_EQ(0, knob_write(METHODS_PATH, self->methods));
 	b = walk_once(_metadata, self->fd, self->res, self->c, variant->ctx,
 		      variant->depth);
 	ASSERT_NE(NULL, b);
@@ -505,35 +480,12 @@ TEST_F(libs, exit_holding_the_mmap_lock_still_walks)
 
 /*
  * A signal taken at the bottom of one chain runs a handler that asks for
- * the stack from the bottom of another. The walk must go through the
- * handler's chain, the handler, the signal trampoline (the handler's
- * return address: libc's __restore_rt, or the vDSO's on i386), then the
- * interrupted chain from the exact instruction the signal interrupted, to
- * its end.
+ * the stack from the bottom of another (chain_signal.h). The walk must go
+ * through the handler's chain, the handler, the signal trampoline (the
+ * handler's return address: libc's __restore_rt, or the vDSO's on i386),
+ * then the interrupted chain from the exact instruction the signal
+ * interrupted, to its end.
  */
-static struct chain *sig_inner;
-static int sig_fd, sig_depth;
-static unsigned long sig_handler_ra;
-
-/*
- * The handler descends its chain itself (descend() is inlined), so that
- * the level-0 step returns into it and it returns to the trampoline.
- */
-static __attribute__((noipa)) void on_signal(int sig)
-{
-	static const char cmd[] = "request task 0x1";
-	struct chain *c = sig_inner;
-
-	sig_handler_ra = RA();
-	memset(c, 0, sizeof(*c));
-	c->depth = sig_depth;
-	c->nr = __NR_write;
-	c->a0 = sig_fd;
-	c->a1 = (long)cmd;
-	c->a2 = sizeof(cmd) - 1;
-	descend(c, 0);
-}
-
 FIXTURE(signal) {
 	int fd;
 	struct results *res;
@@ -553,7 +505,7 @@ FIXTURE_VARIANT_ADD(signal, deep_handler) { false, 3, 30 };
 
 FIXTURE_SETUP(signal)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = { .sa_handler = chain_on_signal };
 
 	self->alt.ss_sp = NULL;
 	if (!ctl_open(_metadata, &self->fd, &self->res, (void **)&self->c,
@@ -583,20 +535,9 @@ FIXTURE_TEARDOWN(signal)
 	ctl_close(self->fd, self->res, self->c, sizeof(*self->c));
 }
 
-/* The frames a chain recorded, innermost first, into @want. */
-static int chain_frames(const struct chain *c, unsigned long *want)
-{
-	int i, n = 0;
-
-	want[n++] = leaf_ret_addr();
-	want[n++] = c->leaf_ra;
-	for (i = c->depth - 1; i >= 0; i--)
-		want[n++] = c->ras[i];
-	return n;
-}
-
 TEST_F(signal, handler_stack_reaches_the_interrupted_chain)
 {
+	static const char cmd[] = "request task 0x1";
 	unsigned long want[2 * MAX_DEPTH + 8];
 	long long crossed = counter("eh_frame_signal_frames");
 #ifdef __x86_64__
@@ -605,15 +546,15 @@ TEST_F(signal, handler_stack_reaches_the_interrupted_chain)
 	const struct cb *b;
 	int n, i;
 
-	sig_inner = &self->inner;
-	sig_fd = self->fd;
-	sig_depth = variant->inner;
+	chain_prepare(&self->inner, variant->inner, __NR_write, self->fd,
+		      (long)cmd, sizeof(cmd) - 1);
+	sig_chain = &self->inner;
 	ASSERT_EQ(0, ctl(self->fd, "clear"));
 	/* The signal is taken on the return from tgkill(), at the leaf. */
 	chain_syscall(self->c, variant->outer, __NR_tgkill, getpid(),
 		      gettid(), SIGUSR1);
 	ASSERT_EQ(0, self->c->ret);
-	ASSERT_EQ(0, self->inner.ret != (long)strlen("request task 0x1"));
+	ASSERT_EQ(sizeof(cmd) - 1, self->inner.ret);
 	ASSERT_EQ(0, read_results(self->fd, self->res));
 	ASSERT_EQ(1, self->res->ncb);
 	b = &self->res->cb[0];

@@ -167,9 +167,9 @@ static inline long descend(struct chain *c, int level)
 	}
 }
 
-/* Make system call @nr from the bottom of a @depth chain. */
-static void chain_syscall(struct chain *c, int depth, long nr, long a0,
-			  long a1, long a2)
+/* Set @c up for a @depth chain whose leaf makes system call @nr. */
+static inline void chain_prepare(struct chain *c, int depth, long nr,
+				 long a0, long a1, long a2)
 {
 	sframe_step_t a = c->lib_a, b = c->lib_b;
 
@@ -181,7 +181,26 @@ static void chain_syscall(struct chain *c, int depth, long nr, long a0,
 	c->a0 = a0;
 	c->a1 = a1;
 	c->a2 = a2;
+}
+
+/* Make system call @nr from the bottom of a @depth chain. */
+static void chain_syscall(struct chain *c, int depth, long nr, long a0,
+			  long a1, long a2)
+{
+	chain_prepare(c, depth, nr, a0, a1, a2);
 	descend(c, 0);
+}
+
+/* The frames a chain recorded, innermost first, into @want; how many. */
+static inline int chain_frames(const struct chain *c, unsigned long *want)
+{
+	int i, n = 0;
+
+	want[n++] = leaf_ret_addr();
+	want[n++] = c->leaf_ra;
+	for (i = c->depth - 1; i >= 0; i--)
+		want[n++] = c->ras[i];
+	return n;
 }
 
 /* Send @cmd to the control file from the bottom of a @depth chain. */
@@ -199,12 +218,8 @@ static void check_frames(struct __test_metadata *_metadata,
 			 bool exact)
 {
 	unsigned long want[MAX_DEPTH + 2];
-	int i, all = 0;
+	int i, all = chain_frames(c, want);
 
-	want[all++] = leaf_ret_addr();
-	want[all++] = c->leaf_ra;
-	for (i = c->depth - 1; i >= 0; i--)
-		want[all++] = c->ras[i];
 	if (!n || n > all)
 		n = all;
 
