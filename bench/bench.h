@@ -46,6 +46,8 @@ long read_long(const char *path, const char *key);
 long descend(int depth);
 /* The same through four functions in turn, each with its own frame size. */
 long hop0(int depth);
+/* A call chain of @depth frames with a spin of @n turns at its bottom. */
+unsigned long spin_at(int depth, long n);
 
 /*
  * DEFERRED runs with kernel.unwind_deferred_try_first 0 (every sample
@@ -94,8 +96,45 @@ double median(double *v, int n);
 /* Run on CPU 0 only (@on), or on every CPU again. */
 void pin_cpu0(bool on);
 
+/*
+ * Kprobes on perf_callchain(), perf_event_output_forward() and
+ * unwind_deferred_task_work() (cost.c), for this process's tasks and,
+ * with @children, those it forks after: 0, or -1 where they cannot be set
+ * up (probes_teardown() then). probes_trace() clears the trace and starts
+ * tracing, or stops it; probes_collect() sums and counts each function's
+ * calls in the trace, a duration a return time minus an entry time.
+ */
+enum probe { CC, OUT, TW, NR_PROBES };
+
+int probes_setup(bool children);
+void probes_teardown(void);
+void probes_trace(bool on);
+void probes_collect(double sum_ns[NR_PROBES], long calls[NR_PROBES]);
+
 /* Whether the deferred unwinder times each walk (its counter walk_ns). */
 void time_walks(int on);
+
+/* Into @path, the directory of this program's file; -1 if unknown. */
+int self_dir(char *path, size_t size);
+
+/*
+ * Debian's python3 running python.c's workload: for each byte written to
+ * it, a recursion 20 levels deep with a loop at its bottom, then a byte
+ * back. py_fork() leaves the child waiting to exec python3 until py_go().
+ */
+#define PYTHON		"/usr/bin/python3"
+
+struct py {
+	pid_t pid;
+	int to, from;		/* its standard input and output */
+};
+
+void py_fork(struct py *py, long iters);
+void py_go(struct py *py);
+/* One pass: its time in ns, the round trip included. */
+double py_pass(struct py *py);
+/* End of input: python3 exits; it must exit with 0. */
+void py_stop(struct py *py);
 
 /* Whether this program's own file has an SFrame table (walk.c). */
 bool self_has_sframe(void);
@@ -115,5 +154,6 @@ void bench_complete(void);	/* complete.c */
 void bench_walk(void);		/* walk.c */
 void bench_discovery(void);
 void bench_lookup(void);	/* lookup.c */
+void bench_bpf(void);		/* bpf.c */
 
 #endif /* DEFERRED_BENCH_H */

@@ -216,6 +216,22 @@ void tally(struct events *ev, struct tally *t)
 	pg->data_tail = head;
 }
 
+/* Into @path, the directory of this program's file. */
+int self_dir(char *path, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", path, size - 1);
+	char *slash;
+
+	if (n < 0)
+		return -1;
+	path[n] = '\0';
+	slash = strrchr(path, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	return 0;
+}
+
 int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

@@ -131,7 +131,6 @@ void bench_cost(void)
 #define TRACEFS		"/sys/kernel/tracing/"
 #define KPROBE_GROUP	"unwind_bench"
 
-enum probe { CC, OUT, TW, NR_PROBES };
 static const char * const probe_fn[NR_PROBES] = {
 	"perf_callchain", "perf_event_output_forward", "unwind_deferred_task_work",
 };
@@ -150,7 +149,7 @@ static int tracefs_write(const char *file, const char *val, int append)
 	return ret;
 }
 
-static int probes_setup(void)
+int probes_setup(bool children)
 {
 	char def[128], pid[32];
 	int p;
@@ -168,22 +167,30 @@ static int probes_setup(void)
 	}
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	if (tracefs_write("set_event_pid", pid, 0) ||
+	    (children && tracefs_write("options/event-fork", "1", 0)) ||
 	    tracefs_write("buffer_size_kb", "8192", 0) ||
 	    tracefs_write("events/" KPROBE_GROUP "/enable", "1", 0))
 		return -1;
 	return 0;
 }
 
-static void probes_teardown(void)
+void probes_teardown(void)
 {
 	tracefs_write("events/" KPROBE_GROUP "/enable", "0", 0);
 	tracefs_write("kprobe_events", "", 0);
 	tracefs_write("set_event_pid", "", 0);
+	tracefs_write("options/event-fork", "0", 0);
 	tracefs_write("buffer_size_kb", "1408", 0);
 }
 
-/* Sum and count the durations of each probed function in the trace. */
-static void probes_collect(double sum_ns[NR_PROBES], long calls[NR_PROBES])
+void probes_trace(bool on)
+{
+	if (on)
+		tracefs_write("trace", "", 0);
+	tracefs_write("tracing_on", on ? "1" : "0", 0);
+}
+
+void probes_collect(double sum_ns[NR_PROBES], long calls[NR_PROBES])
 {
 	double start[NR_PROBES] = { 0 };
 	char line[512], tag[16];
@@ -245,11 +252,10 @@ static void overflow_round(enum mode mode, int depth, int k, int iters,
 	no_callchain_parts = 0;
 	events_enable(&ev, 1);
 	run_loop(depth, iters / 10);	/* warm caches, first allocations */
-	tracefs_write("trace", "", 0);
 	time_walks(0);
-	tracefs_write("tracing_on", "1", 0);
+	probes_trace(true);
 	run_loop(depth, iters);
-	tracefs_write("tracing_on", "0", 0);
+	probes_trace(false);
 	events_enable(&ev, 0);
 	tally(&ev, &t);
 	/* the walk the task work contains, timed in a pass of its own */
@@ -275,7 +281,7 @@ void bench_overflow(void)
 	char name[32];
 
 	pin_cpu0(true);
-	if (probes_setup()) {
+	if (probes_setup(false)) {
 		probes_teardown();
 		die("kprobe events in " TRACEFS);
 	}
@@ -333,23 +339,9 @@ void bench_overflow(void)
 
 /*
  * The same from an interrupt: cpu-clock samples of a task spinning in user
- * space at the bottom of a chain, every sample its own kernel entry. The
- * cost per sample is the spin's slowdown over the samples taken.
+ * space at the bottom of a chain (spin_at()), every sample its own kernel
+ * entry. The cost per sample is the spin's slowdown over the samples taken.
  */
-static __attribute__((noipa)) unsigned long spin_at(int depth, long n)
-{
-	unsigned long x = 0;
-	long i;
-
-	if (depth > 1)
-		x = spin_at(depth - 1, n);
-	else
-		for (i = 0; i < n; i++)
-			x = x * 31 + i;
-	asm volatile("" : "+r"(x));
-	return x;
-}
-
 #define IRQ_ROUNDS	31
 #define IRQ_MODES	(TRY_FIRST + 1)
 

@@ -15,18 +15,23 @@
  * deferred walker's cost per frame), lookup (a new process's first walk
  * per frame through a library of 10,000 functions, every rule looked up
  * in its .eh_frame or its SFrame table), memory (slab memory per task
- * that unwound).
+ * that unwound), bpf (BPF's bpf_get_stack() on user stacks: its cost per
+ * call by frame pointers and by the tables, the warm-up a new process
+ * takes, and the samples Debian's python3 takes from its start before its
+ * stacks reach its root).
  *
  * Samples come from a tracepoint on getppid(): a syscall-heavy workload
  * where each kernel entry is sampled by K events, from the bottom of a
- * frame-pointer call chain of known depth (irqcost and python: cpu-clock).
+ * frame-pointer call chain of known depth (irqcost, python, bpf: cpu-clock).
  * Needs root, tracefs and the deferred unwinder's counters in debugfs;
- * lookup needs the libraries harness/bench builds next to this program.
+ * lookup and bpf need the libraries (and bpf its BPF object) harness/bench
+ * builds next to this program.
  *
  * One file per group of benchmarks, with bench.h for what they share
  * (common.c): space.c (bytes, lost, memory), cost.c (cost, overflow,
- * irqcost), python.c, complete.c, walk.c (walk, discovery), lookup.c.
- * harness/bench builds them into one program.
+ * irqcost), python.c, complete.c, walk.c (walk, discovery), lookup.c,
+ * bpf.c (with bpf_stack.bpf.c); spin.c is the chain cpu-clock samples
+ * interrupt. harness/bench builds them into one program.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -50,6 +55,7 @@ int main(int argc, char **argv)
 		{ "python", bench_python }, { "complete", bench_complete },
 		{ "walk", bench_walk }, { "discovery", bench_discovery },
 		{ "lookup", bench_lookup }, { "memory", bench_memory },
+		{ "bpf", bench_bpf },
 	};
 	int i, j, ran = 0;
 	FILE *f;

@@ -67,22 +67,6 @@ static void lookup_counters(long *c)
 		c[k] = read_long(COUNTERS, lookup_keys[k]);
 }
 
-/* Into @path, the directory of this program's file. */
-static int self_dir(char *path, size_t size)
-{
-	ssize_t n = readlink("/proc/self/exe", path, size - 1);
-	char *slash;
-
-	if (n < 0)
-		return -1;
-	path[n] = '\0';
-	slash = strrchr(path, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	return 0;
-}
-
 /* Read the file at @path once: no child waits for the host's disk. */
 static void read_through(const char *path)
 {

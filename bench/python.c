@@ -4,7 +4,8 @@
  * without frame pointers and without SFrame, with .eh_frame only, sampled
  * as irqcost samples its spin, classic against deferred with try-first
  * off and on. Classic frame pointers cannot walk its chains; the deferred
- * walk and the walk in the interrupt take them by .eh_frame.
+ * walk and the walk in the interrupt take them by .eh_frame. The workload
+ * (py_fork() and the rest, bench.h) serves bpf.c too.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,7 +17,6 @@
 
 #include "bench.h"
 
-#define PYTHON		"/usr/bin/python3"
 #define PY_DEPTH	"20"
 #define PY_ROUNDS	15
 #define PY_SLICES	10
@@ -44,13 +44,8 @@ static const char py_script[] =
 	"    down(" PY_DEPTH ")\n"
 	"    os.write(1, b'.')\n";
 
-struct py {
-	pid_t pid;
-	int to, from;		/* its standard input and output */
-};
-
 /* One pass of the workload: its time in ns, the round trip included. */
-static double py_pass(struct py *py)
+double py_pass(struct py *py)
 {
 	double t0 = now_ns();
 	char c = '.';
@@ -60,11 +55,15 @@ static double py_pass(struct py *py)
 	return now_ns() - t0;
 }
 
-/* Start the workload with @iters turns a pass, and run one pass. */
-static void py_start(struct py *py, long iters)
+/*
+ * Fork the workload with @iters turns a pass: the child waits for a byte
+ * on its standard input (py_go()) before it execs python3, so that events
+ * can be opened on it first.
+ */
+void py_fork(struct py *py, long iters)
 {
 	int in[2], out[2];
-	char n[32];
+	char n[32], c;
 
 	snprintf(n, sizeof(n), "%ld", iters);
 	if (pipe(in) || pipe(out))
@@ -79,6 +78,8 @@ static void py_start(struct py *py, long iters)
 		close(in[1]);
 		close(out[0]);
 		close(out[1]);
+		if (read(0, &c, 1) != 1)
+			_exit(127);
 		execl(PYTHON, "python3", "-c", py_script, n, (char *)NULL);
 		_exit(127);
 	}
@@ -86,11 +87,24 @@ static void py_start(struct py *py, long iters)
 	close(out[1]);
 	py->to = in[1];
 	py->from = out[0];
+}
+
+void py_go(struct py *py)
+{
+	if (write(py->to, "g", 1) != 1)
+		die("starting python3");
+}
+
+/* Start the workload with @iters turns a pass, and run one pass. */
+static void py_start(struct py *py, long iters)
+{
+	py_fork(py, iters);
+	py_go(py);
 	py_pass(py);		/* started, and its code warm */
 }
 
 /* End of input: python3 leaves its loop and exits. */
-static void py_stop(struct py *py)
+void py_stop(struct py *py)
 {
 	int st;
 

@@ -1,0 +1,848 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * BPF's stack helpers on user stacks (bpf): bpf_get_stack() with
+ * BPF_F_USER_STACK in a perf_event program (bench/bpf_stack.bpf.c) run by
+ * cpu-clock samples, walking by frame pointers as stock 6.12 does
+ * (/sys/kernel/unwind_user/bpf_tables 0, mode "stock-fp") or by the unwind
+ * tables and frame pointers, with the rules the mm remembers (1, the
+ * default). Three figures:
+ *
+ * Cost per call (case "depth=N"): the helper timed inside the program
+ * (bpf_ktime_get_ns() before and after, less one clock read measured in
+ * the same sample), over the samples that interrupted user mode, warm:
+ * this program's own thread, sampled every 250 us while it spins at the
+ * bottom of a chain of spin_at() frames (spin.c) N deep. The chains are
+ * harness/bench's builds of spin.c into three libraries next to this
+ * program:
+ *
+ *	libspin-fp.so		frame pointers and no table: built with
+ *				-fno-omit-frame-pointer -fno-asynchronous-
+ *				unwind-tables -fno-unwind-tables (no rows
+ *				for its code) and linked with
+ *				--no-eh-frame-hdr, so that it has neither
+ *				PT_GNU_EH_FRAME nor PT_GNU_SFRAME: the kernel
+ *				finds no table and walks it by frame pointers
+ *	libspin-eh.so		no frame pointers, .eh_frame (as Debian builds)
+ *	libspin-sframe.so	no frame pointers, an SFrame table
+ *
+ * Modes: stock-fp and fp (bpf_tables 0 and 1) on libspin-fp.so, eh_frame
+ * and sframe (bpf_tables 1) on the other two. The helper asks for as many
+ * entries as the chain has frames (at most 127, perf_event_max_stack), so
+ * that every mode walks the same frames: the chain's own. The modes take
+ * turns in 50 ms slices, in 15 rounds after one that warms up. Rows: us
+ * per call and ns per frame (medians of the rounds), frames per call, the
+ * share of calls that stored fewer entries than asked (short_pct), the
+ * walks that ended at an unmet rule (unmet_pct, from the counters), the
+ * clock read taken off, and per frame the ratio to stock-fp and, for the
+ * tables, to fp (medians of the rounds' own ratios).
+ *
+ * The warm-up (case "new process,depth=N"): a new process (fork: a new
+ * mm, which has met no mapping and remembers no rule) spins at the bottom
+ * of the same chain, bpf_tables 1, and is sampled every 250 us from an
+ * event this program enables while it spins, until it has taken 40
+ * samples. Its first walks end where a mapping or rule is not met yet and
+ * the task gets a warm-up (the deferral core's walk, no record) on its
+ * way back to user space. Rows, medians of 7 processes: in us, the
+ * warm-up's task work (unwind_deferred_task_work(), kprobes), the walk in
+ * it (the core's walk_ns over timed_walks, time_walks on) and the files'
+ * headers read per warm-up (sframe_probe_ns: in the walk, or before it
+ * when the core first checks the mm's files); frames per warm-up walk,
+ * warm-ups per process, and the index (1 = the first) of the first sample
+ * whose walk stored every entry asked for (median and max; -1: none did).
+ *
+ * Debian's python3 from its start (case "python3 start"): python3 running
+ * python.c's workload once, sampled at 997 Hz from its exec on, stock-fp
+ * against bpf_tables 1 (mode eh_frame: python3 and its libraries have
+ * .eh_frame only) in turns, 127 entries asked, 7 runs each. A sample's
+ * stack reaches the process's root when its outermost entry is in the
+ * entry code of the program or of its ELF interpreter: from the file's
+ * entry point (e_entry) to the next function start its .eh_frame_hdr table
+ * lists, at the address /proc/PID/maps gives for the file. That is
+ * python3's _start, which ends every walk past main (__libc_start_main
+ * returns into it), and ld.so's _start and _dl_start_user (no FDE of
+ * their own), where the walks of ld.so's start-up end. Samples are
+ * counted among those with a user stack (not those in execve() before the
+ * new image runs), taken in user or kernel mode. Rows over the runs: the
+ * index of the first sample that reaches the root, how many of the first
+ * PY_FIRST (200) and of the rest did not (median and max), the samples
+ * and the share that reached the root (medians), and with the tables the
+ * warm-ups per run and their task work and walk (medians).
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bench.h"
+#include "bpf_stack.h"
+
+#define BPF_TABLES	"/sys/kernel/unwind_user/bpf_tables"
+#define BPF_OBJECT	"bpf_stack.bpf.o"
+#define MAX_STACK	127	/* perf_event_max_stack's default */
+
+enum { STOCK_FP, FP, EH_FRAME, SFRAME, BPF_MODES };
+
+static const struct {
+	const char *name, *lib;
+	int tables;
+} bpf_modes[BPF_MODES] = {
+	{ "stock-fp", "libspin-fp.so", 0 },
+	{ "fp", "libspin-fp.so", 1 },
+	{ "eh_frame", "libspin-eh.so", 1 },
+	{ "sframe", "libspin-sframe.so", 1 },
+};
+
+static const int bpf_depths[] = { 8, 32, 128 };
+#define BPF_DEPTHS	((int)(sizeof(bpf_depths) / sizeof(bpf_depths[0])))
+
+/* The loaded program and its maps. */
+static struct {
+	struct bpf_object *obj;
+	int prog, entries, timing, samples, nr;
+} bs;
+
+static unsigned long (*spin[BPF_MODES])(int depth, long n);
+
+static void set_tables(int on)
+{
+	FILE *f = fopen(BPF_TABLES, "w");
+
+	if (!f || fprintf(f, "%d\n", on) < 0 || fclose(f))
+		die(BPF_TABLES);
+}
+
+static int map_fd(const char *name)
+{
+	int fd = bpf_object__find_map_fd_by_name(bs.obj, name);
+
+	if (fd < 0)
+		die(name);
+	return fd;
+}
+
+/* libbpf's warnings and errors, not its debug lines. */
+static int bpf_print(enum libbpf_print_level level, const char *fmt,
+		     va_list ap)
+{
+	return level == LIBBPF_DEBUG ? 0 : vfprintf(stderr, fmt, ap);
+}
+
+static void bpf_load(const char *dir)
+{
+	char path[PATH_MAX + 32];
+	struct bpf_program *prog;
+
+	libbpf_set_print(bpf_print);
+	snprintf(path, sizeof(path), "%s/" BPF_OBJECT, dir);
+	bs.obj = bpf_object__open_file(path, NULL);
+	if (libbpf_get_error(bs.obj))
+		die(path);
+	if (bpf_object__load(bs.obj))
+		die("loading " BPF_OBJECT);
+	prog = bpf_object__find_program_by_name(bs.obj, "user_stack");
+	if (!prog)
+		die("no user_stack program in " BPF_OBJECT);
+	bs.prog = bpf_program__fd(prog);
+	bs.entries = map_fd("entries");
+	bs.timing = map_fd("timing");
+	bs.samples = map_fd("samples");
+	bs.nr = map_fd("nr_samples");
+}
+
+static void set_entries(__u32 n)
+{
+	__u32 key = 0;
+
+	if (bpf_map_update_elem(bs.entries, &key, &n, BPF_ANY))
+		die("the entries map");
+}
+
+/* Clear the sums and the samples kept. */
+static void bpf_reset(void)
+{
+	struct bpf_stack_timing t = { };
+	__u32 key = 0, zero = 0;
+
+	if (bpf_map_update_elem(bs.timing, &key, &t, BPF_ANY) ||
+	    bpf_map_update_elem(bs.nr, &key, &zero, BPF_ANY))
+		die("resetting the maps");
+}
+
+static void bpf_timing(struct bpf_stack_timing *t)
+{
+	__u32 key = 0;
+
+	if (bpf_map_lookup_elem(bs.timing, &key, t))
+		die("the timing map");
+}
+
+/* The samples taken since bpf_reset(). */
+static __u32 nr_samples(void)
+{
+	__u32 key = 0, nr;
+
+	if (bpf_map_lookup_elem(bs.nr, &key, &nr))
+		die("reading the count of samples");
+	return nr;
+}
+
+/* The samples kept into @s; how many there are. */
+static int bpf_samples(struct bpf_stack_sample *s)
+{
+	__u32 nr = nr_samples(), i;
+
+	if (nr > BPF_STACK_MAX_SAMPLES)
+		nr = BPF_STACK_MAX_SAMPLES;
+	for (i = 0; i < nr; i++)
+		if (bpf_map_lookup_elem(bs.samples, &i, &s[i]))
+			die("the samples map");
+	return nr;
+}
+
+/*
+ * A cpu-clock event on @pid every @period ns, running the program; enabled
+ * by @on_exec at its next execve(), else disabled. Its samples ask for no
+ * callchain: the helper walks the stack rather than copy the sample's, as
+ * profilers' events are opened.
+ */
+static int bpf_event_open(pid_t pid, long period, int on_exec)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = period,
+		.sample_type = PERF_SAMPLE_IP,
+		.disabled = 1,
+		.enable_on_exec = on_exec,
+	};
+	int fd;
+
+	fd = syscall(__NR_perf_event_open, &attr, pid, -1, -1, 0);
+	if (fd < 0)
+		die("perf_event_open cpu-clock");
+	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, bs.prog))
+		die("PERF_EVENT_IOC_SET_BPF");
+	return fd;
+}
+
+static const char * const bpf_keys[] = {
+	"bpf_walks", "bpf_unmet", "bpf_warmups", "walk_ns", "timed_walks",
+	"timed_frames", "sframe_probe_ns",
+};
+
+enum { WALKS, UNMET, WARMUPS, WALK_NS, TIMED, TIMED_FRAMES, PROBE_NS, NKEYS };
+
+static void bpf_counters(long *c)
+{
+	int k;
+
+	for (k = 0; k < NKEYS; k++)
+		c[k] = read_long(COUNTERS, bpf_keys[k]);
+}
+
+/* @d = @b - @a, key by key. */
+static void bpf_counters_diff(long *d, const long *a, const long *b)
+{
+	int k;
+
+	for (k = 0; k < NKEYS; k++)
+		d[k] = b[k] - a[k];
+}
+
+static int asked(int depth)
+{
+	return depth < MAX_STACK ? depth : MAX_STACK;
+}
+
+/*
+ * Cost per call. The cpu-clock period and a slice's length: some 200
+ * samples a slice, a few per cent of the time in the helper.
+ */
+#define BPF_ROUNDS	15
+#define BPF_PERIOD	250000
+#define BPF_SLICE_MS	50
+
+struct bpf_slice {
+	double ns_per_call, ns_per_frame;
+};
+
+/* Sums of the kept rounds, per depth and mode. */
+struct bpf_sums {
+	double calls, frames, short_calls, clock_ns, errors;
+	long c[NKEYS];
+};
+
+static void bpf_slice(int fd, int mode, int depth, long spins,
+		      struct bpf_slice *sl, struct bpf_sums *sum)
+{
+	struct bpf_stack_timing t;
+	long c0[NKEYS], c1[NKEYS], d[NKEYS];
+	int k;
+
+	set_tables(bpf_modes[mode].tables);
+	set_entries(asked(depth));
+	bpf_reset();
+	bpf_counters(c0);
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	spin[mode](depth, spins);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	bpf_counters(c1);
+	bpf_timing(&t);
+	if (!sl)
+		return;
+	sl->ns_per_call = t.calls ?
+		((double)t.bracket_ns - t.clock_ns) / t.calls : 0;
+	sl->ns_per_frame = t.frames ?
+		((double)t.bracket_ns - t.clock_ns) / t.frames : 0;
+	sum->calls += t.calls;
+	sum->frames += t.frames;
+	sum->short_calls += t.short_calls;
+	sum->clock_ns += t.clock_ns;
+	sum->errors += t.errors;
+	bpf_counters_diff(d, c0, c1);
+	for (k = 0; k < NKEYS; k++)
+		sum->c[k] += d[k];
+}
+
+/* The median of the rounds' own ratios of ns per frame: drift cancels. */
+static double ratio(const struct bpf_slice *a, const struct bpf_slice *b,
+		    int rounds)
+{
+	double v[BPF_ROUNDS];
+	int r;
+
+	for (r = 0; r < rounds; r++)
+		v[r] = a[r].ns_per_frame / b[r].ns_per_frame;
+	return median(v, rounds);
+}
+
+static void bpf_cost(long spins_per_ms)
+{
+	int rounds = smoke ? 1 : BPF_ROUNDS, di, m, r, i;
+	long spins = spins_per_ms * (smoke ? 5 : BPF_SLICE_MS);
+	static struct bpf_slice sl[BPF_DEPTHS][BPF_MODES][BPF_ROUNDS];
+	struct bpf_sums sum[BPF_DEPTHS][BPF_MODES] = { };
+	double v[BPF_ROUNDS];
+	char name[32];
+	int fd;
+
+	fd = bpf_event_open(0, BPF_PERIOD, 0);
+	/* round -1 meets every rule and takes the warm-ups; it is not kept */
+	for (r = -1; r < rounds; r++) {
+		for (di = 0; di < BPF_DEPTHS; di++) {
+			/* odd rounds reverse the order: trends cancel */
+			for (i = 0; i < BPF_MODES; i++) {
+				m = r % 2 ? BPF_MODES - 1 - i : i;
+				bpf_slice(fd, m, bpf_depths[di], spins,
+					  r < 0 ? NULL : &sl[di][m][r],
+					  &sum[di][m]);
+			}
+		}
+	}
+	close(fd);
+	set_tables(1);
+
+	for (di = 0; di < BPF_DEPTHS; di++) {
+		snprintf(name, sizeof(name), "depth=%d", bpf_depths[di]);
+		for (m = 0; m < BPF_MODES; m++) {
+			struct bpf_sums *s = &sum[di][m];
+			const char *mode = bpf_modes[m].name;
+
+			if (s->errors)
+				fprintf(stderr, "deferred_bench: bpf: %s, depth %d: %.0f errors\n",
+					mode, bpf_depths[di], s->errors);
+			for (r = 0; r < rounds; r++)
+				v[r] = sl[di][m][r].ns_per_call / 1000;
+			emit("bpf", name, mode, "us_per_call", median(v, rounds));
+			for (r = 0; r < rounds; r++)
+				v[r] = sl[di][m][r].ns_per_frame;
+			emit("bpf", name, mode, "ns_per_frame", median(v, rounds));
+			emit("bpf", name, mode, "frames_per_call",
+			     s->calls ? s->frames / s->calls : 0);
+			emit("bpf", name, mode, "short_pct",
+			     s->calls ? 100 * s->short_calls / s->calls : 0);
+			emit("bpf", name, mode, "clock_read_ns",
+			     s->calls ? s->clock_ns / s->calls : 0);
+			emit("bpf", name, mode, "calls", s->calls);
+			if (bpf_modes[m].tables)
+				emit("bpf", name, mode, "unmet_pct",
+				     s->c[WALKS] > 0 ?
+				     100.0 * s->c[UNMET] / s->c[WALKS] : 0);
+			if (m > STOCK_FP)
+				emit("bpf", name, mode, "x_stock_fp_per_frame",
+				     ratio(sl[di][m], sl[di][STOCK_FP], rounds));
+			if (m > FP)
+				emit("bpf", name, mode, "x_fp_per_frame",
+				     ratio(sl[di][m], sl[di][FP], rounds));
+		}
+	}
+}
+
+/*
+ * The warm-up in a new process: a child spins at the bottom of the chain
+ * from its start; this program samples it until WARM_SAMPLES samples (or
+ * for a second), enabling the event while the child runs in user space.
+ * Both are on CPU 0: the child runs while this program sleeps.
+ */
+#define WARM_RUNS	7
+#define WARM_SAMPLES	40
+
+struct warm_run {
+	long d[NKEYS];
+	int first;		/* first sample with every entry, or -1 */
+	double tw_ns;		/* the task work's time, kprobes */
+	long tw;		/* and its runs */
+};
+
+/* What the task work took, from kprobes, since probes_trace(true). */
+static void task_work(double *ns, long *calls)
+{
+	double sum[NR_PROBES];
+	long n[NR_PROBES];
+
+	probes_trace(false);
+	probes_collect(sum, n);
+	*ns = sum[TW];
+	*calls = n[TW];
+}
+
+/*
+ * The index (from 1) of the first of the @n samples of @s with @len bytes
+ * of stack, among those with a user stack; -1 if none.
+ */
+static int first_full(const struct bpf_stack_sample *s, int n, int len)
+{
+	int i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (s[i].len <= 0)
+			continue;
+		k++;
+		if (s[i].len == len)
+			return k;
+	}
+	return -1;
+}
+
+static void warm_run(int mode, int depth, struct warm_run *run)
+{
+	static struct bpf_stack_sample s[BPF_STACK_MAX_SAMPLES];
+	int ready[2], fd, st, n, i;
+	long c[2][NKEYS];
+	pid_t pid;
+	char ch;
+
+	if (pipe(ready))
+		die("pipe");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			spin[mode](depth, 1000000);
+	}
+	if (read(ready[0], &ch, 1) != 1)
+		die("a warm-up child did not start");
+	close(ready[0]);
+	close(ready[1]);
+	fd = bpf_event_open(pid, BPF_PERIOD, 0);
+	bpf_reset();
+	bpf_counters(c[0]);
+	probes_trace(true);
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	for (i = 0; i < 200 && nr_samples() < WARM_SAMPLES; i++)
+		usleep(5000);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	task_work(&run->tw_ns, &run->tw);
+	bpf_counters(c[1]);
+	close(fd);
+	kill(pid, SIGKILL);
+	if (waitpid(pid, &st, 0) < 0 || !WIFSIGNALED(st))
+		die("a warm-up child failed");
+	bpf_counters_diff(run->d, c[0], c[1]);
+	n = bpf_samples(s);
+	run->first = first_full(s, n, asked(depth) * sizeof(__u64));
+}
+
+/*
+ * Rows @metric_median and @metric_max of @n values, which it sorts; -1
+ * (never) sorts last, and stays -1.
+ */
+static void emit_median_max(const char *c, const char *mode,
+			    const char *metric, double *v, int n)
+{
+	char name[64];
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] < 0)
+			v[i] = INFINITY;
+	qsort(v, n, sizeof(double), cmp_double);
+	snprintf(name, sizeof(name), "%s_median", metric);
+	emit("bpf", c, mode, name, isinf(v[n / 2]) ? -1 : v[n / 2]);
+	snprintf(name, sizeof(name), "%s_max", metric);
+	emit("bpf", c, mode, name, isinf(v[n - 1]) ? -1 : v[n - 1]);
+}
+
+/* @a / @b, or 0. */
+static double per(double a, double b)
+{
+	return b > 0 ? a / b : 0;
+}
+
+static void bpf_warm(void)
+{
+	enum { TASK_WORK, WALK, PROBE, FRAMES, WARMUPS_RUN, FIRST, NV };
+	static const char * const metric[NV] = {
+		"warmup_task_work_us", "warmup_walk_us", "warmup_probe_us",
+		"warmup_frames", "warmups_per_process", "first_full_sample",
+	};
+	int runs = smoke ? 1 : WARM_RUNS, di, m, r, k;
+	double v[NV][WARM_RUNS];
+	struct warm_run run;
+	char name[48];
+
+	set_tables(1);
+	time_walks(1);
+	for (di = 0; di < BPF_DEPTHS; di++) {
+		snprintf(name, sizeof(name), "new process,depth=%d",
+			 bpf_depths[di]);
+		set_entries(asked(bpf_depths[di]));
+		for (m = FP; m < BPF_MODES; m++) {
+			for (r = 0; r < runs; r++) {
+				warm_run(m, bpf_depths[di], &run);
+				v[TASK_WORK][r] = per(run.tw_ns, run.tw) / 1000;
+				v[WALK][r] = per(run.d[WALK_NS], run.d[TIMED]) / 1000;
+				v[PROBE][r] = per(run.d[PROBE_NS],
+						  run.d[WARMUPS]) / 1000;
+				v[FRAMES][r] = per(run.d[TIMED_FRAMES],
+						   run.d[TIMED]);
+				v[WARMUPS_RUN][r] = run.d[WARMUPS];
+				v[FIRST][r] = run.first;
+			}
+			for (k = 0; k < FIRST; k++)
+				emit("bpf", name, bpf_modes[m].name, metric[k],
+				     median(v[k], runs));
+			emit_median_max(name, bpf_modes[m].name, metric[FIRST],
+					v[FIRST], runs);
+		}
+	}
+	time_walks(0);
+}
+
+struct range {
+	unsigned long start, end;
+};
+
+/* The address process @pid maps the start of file @path at, or 0. */
+static unsigned long map_start(pid_t pid, const char *path)
+{
+	unsigned long start = 0, lo, off;
+	char file[64], line[PATH_MAX + 128], name[PATH_MAX];
+	FILE *f;
+
+	snprintf(file, sizeof(file), "/proc/%d/maps", pid);
+	f = fopen(file, "r");
+	if (!f)
+		return 0;
+	while (!start && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%*x %*s %lx %*s %*s %s", &lo, &off, name) == 3 &&
+		    !off && !strcmp(name, path))
+			start = lo;
+	}
+	fclose(f);
+	return start;
+}
+
+/* The pointer encodings of the .eh_frame_hdr every linker writes. */
+#define EH_HDR_ENC	0x3b031b01	/* version 1, pcrel, udata4, datarel */
+
+/*
+ * Where the entry code of the file @path is in process @pid (see the top
+ * of this file): into @r; false where it cannot be told.
+ */
+static bool entry_code(pid_t pid, const char *path, struct range *r)
+{
+	unsigned long lowest = ULONG_MAX, next = ULONG_MAX, load, loc;
+	Elf64_Phdr ph, hdr = { .p_type = PT_NULL };
+	__s32 *table = NULL;
+	__u32 head[3];
+	bool ok = false;
+	Elf64_Ehdr eh;
+	int fd, i;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || pread(fd, &eh, sizeof(eh), 0) != sizeof(eh))
+		goto out;
+	for (i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) !=
+		    sizeof(ph))
+			goto out;
+		if (ph.p_type == PT_LOAD && ph.p_vaddr < lowest)
+			lowest = ph.p_vaddr & ~(unsigned long)(getpagesize() - 1);
+		if (ph.p_type == PT_GNU_EH_FRAME)
+			hdr = ph;
+	}
+	if (hdr.p_type != PT_GNU_EH_FRAME ||
+	    pread(fd, head, sizeof(head), hdr.p_offset) != sizeof(head) ||
+	    head[0] != EH_HDR_ENC || head[2] > hdr.p_filesz / 8)
+		goto out;
+	table = malloc(head[2] * 8);
+	if (!table || pread(fd, table, head[2] * 8, hdr.p_offset + 12) !=
+		      (ssize_t)head[2] * 8)
+		goto out;
+	/* Pairs of function start and FDE, relative to the header. */
+	for (i = 0; i < (int)head[2]; i++) {
+		loc = hdr.p_vaddr + table[2 * i];
+		if (loc > eh.e_entry && loc < next)
+			next = loc;
+	}
+	load = map_start(pid, path);
+	if (!load || next == ULONG_MAX)
+		goto out;
+	r->start = eh.e_entry - lowest + load;
+	r->end = next - lowest + load;
+	ok = true;
+out:
+	free(table);
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* The real path of the ELF interpreter of @path, into @interp. */
+static bool interpreter(const char *path, char *interp)
+{
+	char name[PATH_MAX] = "";
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd, i;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh)) {
+		for (i = 0; i < eh.e_phnum; i++) {
+			if (pread(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) !=
+			    sizeof(ph))
+				break;
+			if (ph.p_type == PT_INTERP && ph.p_filesz < sizeof(name) &&
+			    pread(fd, name, ph.p_filesz, ph.p_offset) ==
+			    (ssize_t)ph.p_filesz)
+				break;
+		}
+	}
+	close(fd);
+	return name[0] && realpath(name, interp);
+}
+
+/* The process's root frames: its program's and its interpreter's entry code. */
+static bool root_ranges(pid_t pid, struct range r[2])
+{
+	char exe[PATH_MAX], interp[PATH_MAX], link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	return entry_code(pid, exe, &r[0]) && interpreter(exe, interp) &&
+	       entry_code(pid, interp, &r[1]);
+}
+
+#define PY_RUNS		7
+#define PY_FIRST	200
+#define PY_PERIOD	1003009		/* 997 Hz */
+
+struct py_run {
+	int samples, first, first_n, after_n, no_user;
+	long d[NKEYS];
+	double tw_ns;		/* the task work's time, kprobes */
+	long tw;		/* and its runs */
+};
+
+/* One python3 from its exec to its exit, sampled by the program. */
+static void py_run(int tables, long iters, struct py_run *run)
+{
+	static struct bpf_stack_sample s[BPF_STACK_MAX_SAMPLES];
+	long c[2][NKEYS];
+	struct range r[2];
+	struct py py;
+	int fd, n, i;
+	bool roots;
+
+	set_tables(tables);
+	set_entries(MAX_STACK);
+	bpf_reset();
+	py_fork(&py, iters);
+	fd = bpf_event_open(py.pid, PY_PERIOD, 1);
+	bpf_counters(c[0]);
+	probes_trace(true);
+	py_go(&py);
+	py_pass(&py);
+	roots = root_ranges(py.pid, r);
+	py_stop(&py);
+	task_work(&run->tw_ns, &run->tw);
+	bpf_counters(c[1]);
+	close(fd);
+	if (!roots)
+		die("finding python3's root frames");
+	bpf_counters_diff(run->d, c[0], c[1]);
+
+	n = bpf_samples(s);
+	memset(run, 0, offsetof(struct py_run, d));
+	run->first = -1;
+	for (i = 0; i < n; i++) {
+		unsigned long a = s[i].outermost;
+		bool root;
+
+		if (s[i].len <= 0) {
+			run->no_user++;
+			continue;
+		}
+		run->samples++;
+		root = (a >= r[0].start && a < r[0].end) ||
+		       (a >= r[1].start && a < r[1].end);
+		if (root && run->first < 0)
+			run->first = run->samples;
+		if (root)
+			continue;
+		if (run->samples <= PY_FIRST)
+			run->first_n++;
+		else
+			run->after_n++;
+	}
+	if (n == BPF_STACK_MAX_SAMPLES)
+		fprintf(stderr, "deferred_bench: bpf: python3 took more than %d samples\n",
+			n);
+}
+
+static void bpf_python(void)
+{
+	static const int modes[] = { STOCK_FP, EH_FRAME };
+	enum { FIRST, FIRST_N, AFTER_N, SAMPLES, ROOTED, WARMUPS_RUN, WALK,
+	       TASK_WORK, NV };
+	double v[2][NV][PY_RUNS];
+	int runs = smoke ? 1 : PY_RUNS, m, r;
+	const char *name = "python3 start,997 Hz", *mode;
+	struct py_run run;
+
+	if (access(PYTHON, X_OK)) {
+		fprintf(stderr, "deferred_bench: bpf: python3 skipped: " PYTHON ": %s\n",
+			strerror(errno));
+		return;
+	}
+	time_walks(1);
+	/* the modes take turns */
+	for (r = 0; r < runs; r++) {
+		for (m = 0; m < 2; m++) {
+			mode = bpf_modes[modes[m]].name;
+			py_run(bpf_modes[modes[m]].tables, smoke ? 20000 : 200000,
+			       &run);
+			v[m][FIRST][r] = run.first;
+			v[m][FIRST_N][r] = run.first_n;
+			v[m][AFTER_N][r] = run.after_n;
+			v[m][SAMPLES][r] = run.samples;
+			v[m][ROOTED][r] = run.samples ? 100.0 *
+				(run.samples - run.first_n - run.after_n) /
+				run.samples : 0;
+			v[m][WARMUPS_RUN][r] = run.d[WARMUPS];
+			v[m][WALK][r] = per(run.d[WALK_NS], run.d[TIMED]) / 1000;
+			v[m][TASK_WORK][r] = per(run.tw_ns, run.tw) / 1000;
+			/* each run, for the record */
+			fprintf(stderr, "deferred_bench: bpf: python3 %s: %d samples (%d more with no user stack), first rooted %d, unrooted %d + %d, %ld unmet, %ld warm-ups\n",
+				mode, run.samples, run.no_user, run.first,
+				run.first_n, run.after_n, run.d[UNMET],
+				run.d[WARMUPS]);
+		}
+	}
+	time_walks(0);
+	set_tables(1);
+
+	for (m = 0; m < 2; m++) {
+		mode = bpf_modes[modes[m]].name;
+		emit_median_max(name, mode, "first_rooted", v[m][FIRST], runs);
+		emit_median_max(name, mode, "unrooted_of_first_200",
+				v[m][FIRST_N], runs);
+		emit_median_max(name, mode, "unrooted_after_200",
+				v[m][AFTER_N], runs);
+		emit("bpf", name, mode, "samples", median(v[m][SAMPLES], runs));
+		emit("bpf", name, mode, "rooted_pct", median(v[m][ROOTED], runs));
+		if (!bpf_modes[modes[m]].tables)
+			continue;
+		emit("bpf", name, mode, "warmups", median(v[m][WARMUPS_RUN], runs));
+		emit("bpf", name, mode, "warmup_task_work_us",
+		     median(v[m][TASK_WORK], runs));
+		emit("bpf", name, mode, "warmup_walk_us", median(v[m][WALK], runs));
+	}
+}
+
+void bench_bpf(void)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	void *lib[BPF_MODES] = { };
+	long spins_per_ms;
+	double t0;
+	int m;
+
+	if (access(BPF_TABLES, W_OK)) {
+		fprintf(stderr, "deferred_bench: bpf skipped: " BPF_TABLES ": %s\n",
+			strerror(errno));
+		return;
+	}
+	if (self_dir(dir, sizeof(dir)))
+		die("/proc/self/exe");
+	bpf_load(dir);
+	for (m = 0; m < BPF_MODES; m++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, bpf_modes[m].lib);
+		lib[m] = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		spin[m] = lib[m] ? dlsym(lib[m], "spin_at") : NULL;
+		if (!spin[m]) {
+			/* harness/bench builds them */
+			fprintf(stderr, "deferred_bench: bpf: %s\n", dlerror());
+			exit(1);
+		}
+		/* The text paged in. */
+		spin[m](128, 1);
+	}
+	pin_cpu0(true);
+	/* How many turns of the spin take a millisecond, events off. */
+	t0 = now_ns();
+	spin[FP](8, 1000000);
+	spins_per_ms = 1000000 / ((now_ns() - t0) / 1e6);
+	if (spins_per_ms < 1)
+		spins_per_ms = 1;
+
+	bpf_cost(spins_per_ms);
+	/* the warm-ups' task work, in the children */
+	if (probes_setup(true)) {
+		probes_teardown();
+		die("kprobe events");
+	}
+	bpf_warm();
+	bpf_python();
+	probes_teardown();
+
+	pin_cpu0(false);
+	for (m = 0; m < BPF_MODES; m++)
+		dlclose(lib[m]);
+	bpf_object__close(bs.obj);
+}
