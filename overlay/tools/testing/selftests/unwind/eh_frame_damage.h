@@ -7,14 +7,13 @@
 #ifndef SELFTESTS_UNWIND_EH_FRAME_DAMAGE_H
 #define SELFTESTS_UNWIND_EH_FRAME_DAMAGE_H
 
-#include <fcntl.h>
 #include <linux/elf.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+
+#include "elf_file.h"
 
 /* A library file in memory, and where the step function's FDE is. */
 struct eh_lib {
@@ -65,31 +64,19 @@ static uint64_t eh_symbol(struct eh_lib *l, const char *name)
 /* Read @path and find the FDE of sframe_lib_b_step by the search table. */
 static bool eh_load(struct eh_lib *l, const char *path)
 {
-	struct elf64_hdr *eh;
 	struct elf64_phdr *ph;
 	uint64_t step, hdr_vaddr;
 	int32_t *table;
 	uint32_t count, len, i;
-	struct stat st;
-	int fd;
 
-	fd = open(path, O_RDONLY);
-	if (fd < 0 || fstat(fd, &st))
+	ph = elf_file_read(path, &l->data, &l->len, PT_GNU_EH_FRAME);
+	if (!ph)
 		return false;
-	l->len = st.st_size;
-	l->data = malloc(l->len);
-	if (!l->data || read(fd, l->data, l->len) != (ssize_t)l->len)
-		return false;
-	close(fd);
-	eh = (struct elf64_hdr *)l->data;
-	ph = (struct elf64_phdr *)(l->data + eh->e_phoff);
-	for (i = 0; i < eh->e_phnum && ph[i].p_type != PT_GNU_EH_FRAME; i++)
-		;
 	step = eh_symbol(l, "sframe_lib_b_step");
-	if (i == eh->e_phnum || !step)
+	if (!step)
 		return false;
-	hdr_vaddr = ph[i].p_vaddr;
-	l->hdr = l->data + ph[i].p_offset;
+	hdr_vaddr = ph->p_vaddr;
+	l->hdr = l->data + ph->p_offset;
 	/* Version 1, pcrel sdata4 pointer, udata4 count, datarel table. */
 	if (memcmp(l->hdr, "\x01\x1b\x03\x3b", 4))
 		return false;

@@ -8,6 +8,7 @@
  * damaged, one kind of damage each.
  */
 #define _GNU_SOURCE
+#include "elf_file.h"
 #include "table_chain.h"
 #include "wide_table.h"
 
@@ -360,27 +361,14 @@ static void sf_each_fre(struct sf_lib *l, int i,
  */
 static bool sf_load(struct sf_lib *l, const char *path)
 {
-	struct elf64_hdr *eh;
 	struct elf64_phdr *ph;
-	struct stat st;
-	int fd, i;
+	int i;
 
-	fd = open(path, O_RDONLY);
-	if (fd < 0 || fstat(fd, &st))
+	ph = elf_file_read(path, &l->data, &l->len, PT_GNU_SFRAME);
+	if (!ph)
 		return false;
-	l->len = st.st_size;
-	l->data = malloc(l->len);
-	if (!l->data || read(fd, l->data, l->len) != (ssize_t)l->len)
-		return false;
-	close(fd);
-	eh = (struct elf64_hdr *)l->data;
-	ph = (struct elf64_phdr *)(l->data + eh->e_phoff);
-	for (i = 0; i < eh->e_phnum && ph[i].p_type != PT_GNU_SFRAME; i++)
-		;
-	if (i == eh->e_phnum)
-		return false;
-	l->h = (struct sf_header *)(l->data + ph[i].p_offset);
-	l->sec_vaddr = ph[i].p_vaddr;
+	l->h = (struct sf_header *)(l->data + ph->p_offset);
+	l->sec_vaddr = ph->p_vaddr;
 	l->fdes = (struct sf_fde *)((unsigned char *)(l->h + 1) + l->h->auxlen +
 				    l->h->fdeoff);
 	l->fres = (unsigned char *)(l->h + 1) + l->h->auxlen + l->h->freoff;
