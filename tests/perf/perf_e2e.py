@@ -761,7 +761,7 @@ def main():
         return fallback()
     cls, every = all_tests()
     known = [n[len('test_'):] for n in every]
-    # -x TEST leaves TEST out: check runs a list's tests in two guests.
+    # -x TEST leaves TEST out (a list may run some tests apart).
     args, left_out = sys.argv[1:], []
     while len(args) >= 2 and args[0] == '-x':
         left_out.append(args[1])
