@@ -67,7 +67,9 @@ import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
-LIBBPF_PROFILE = os.path.join(ROOT, 'build', 'libbpf-tools', 'bin', 'profile')
+# harness/install-test puts it elsewhere on the installed system.
+LIBBPF_PROFILE = os.environ.get('LIBBPF_PROFILE',
+                                os.path.join(ROOT, 'build', 'libbpf-tools', 'bin', 'profile'))
 SWITCH = '/sys/kernel/unwind_user/bpf_tables'
 COUNTERS = '/sys/kernel/debug/unwind_deferred/counters'
 BTF = '/sys/kernel/btf/vmlinux'

@@ -7,7 +7,8 @@
 #
 #   setup         on Debian's kernel: GRUB on the disk, then our packages
 #                 installed as the README says (apt install ./...deb)
-#   check         booted by GRUB on our kernel: the README's checklist
+#   check         booted by GRUB on our kernel: the README's checklist,
+#                 then BTF and the BPF profilers (bpftrace, libbpf-tools)
 #   check-remove  the same, then apt remove of both packages and a reboot
 #   after-remove  booted by GRUB again: which kernel, and a running system
 #
@@ -116,12 +117,39 @@ checklist() {
 		say "$line"
 	done
 	[ -s "$OUT/profile" ] || fail profile "profile.py wrote nothing: $(tail -1 "$OUT/log")"
+	bpf_profilers
 
 	if dmesg | grep -E -q 'WARNING:|BUG:|Oops|lockdep|possible recursive|inconsistent lock|INFO: task'; then
 		fail splat "$(dmesg | grep -E -m1 'WARNING:|BUG:|Oops|lockdep|possible recursive|inconsistent lock|INFO: task')"
 	else
 		ok "no kernel splat in dmesg"
 	fi
+}
+
+# BTF, which libbpf-tools and bpftrace need, and the BPF profilers' stacks:
+# tests/bpf/bpf_tools.py with bpftrace and libbpf-tools' profile, each
+# case a result; a tool that cannot run fails here (no skip).
+bpf_profilers() {
+	local btf=/sys/kernel/btf plan line n=0 rc=0
+
+	if [ -s "$btf/vmlinux" ]; then
+		ok "BTF: $btf/vmlinux ($(stat -c %s "$btf/vmlinux") bytes), and of $(find "$btf" -mindepth 1 ! -name vmlinux | wc -l) modules"
+	else
+		fail btf "no $btf/vmlinux: the package lost BTF"
+	fi
+	LIBBPF_PROFILE=$DIR/libbpf-tools/profile timeout 1200 \
+		python3 "$DIR/bpf_tools.py" bpftrace libbpf >"$OUT/bpf.tap" 2>>"$OUT/log" || rc=$?
+	plan=$(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$OUT/bpf.tap")
+	while IFS= read -r line; do
+		case $line in
+		"# "*) note "bpf: ${line#\# }" ;;
+		"not ok "*) n=$((n + 1)); fail "bpf: $(echo "${line#not ok }" | cut -d' ' -f2-)" "see above" ;;
+		"ok "*"# SKIP"*) n=$((n + 1)); fail "bpf: $(echo "${line#ok }" | cut -d' ' -f2-)" "skipped" ;;
+		"ok "*) n=$((n + 1)); ok "bpf: $(echo "${line#ok }" | cut -d' ' -f2-)" ;;
+		esac
+	done <"$OUT/bpf.tap"
+	[ -n "$plan" ] && [ "$plan" = "$n" ] && [ "$plan" -gt 0 ] ||
+		fail bpf-tools "bpf_tools.py ran ${n} of ${plan:-no} cases (exit $rc): $(tail -1 "$OUT/log")"
 }
 
 remove() {
