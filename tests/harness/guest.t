@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Self-test of the guest side of the harness on real guest runs: a failing
 # test program and an injected kernel warning each turn a run red, exit
-# statuses come back, and a panic and a hang are failures with a reason.
+# statuses come back, and a panic and a hang are failures with a reason;
+# two guests that share a list run each program once.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/tap.sh"
@@ -14,7 +15,7 @@ cd "$ROOT"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-tap_plan 6
+tap_plan 7
 
 # The hang takes its whole timeout: it runs beside the other guests.
 expect_fail 'error: guest timed out after 25s' \
@@ -41,6 +42,29 @@ tap_ok "a guest kernel panic is a failure with a reason" \
 	expect_fail 'error: guest died before reporting a status: .*Oops' \
 	"$h/vm" --quiet --name selftest-panic -- \
 	'modprobe -d $MODDIR lkdtm && echo BUG >/sys/kernel/debug/provoke-crash/DIRECT'
+# Two guests sharing a list (harness/check): each program runs once, in
+# one of them. The list and the shared folder are under build/, which the
+# guests see (their /tmp is their own).
+shared=$runs/selftest-claims
+rm -rf "$shared" "$shared.list"
+mkdir -p "$shared"
+for i in 1 2 3 4 5 6; do
+	echo "claims/p$i 60 echo 1..1; sleep 0.$i; echo ok 1 p$i"
+done >"$shared.list"
+pids=()
+for g in 1 2; do
+	"$h/vm" --quiet --name "selftest-claims-$g" --share "$shared" -- \
+		harness/guest-tests --claims /run/shared "$(realpath --relative-to="$ROOT" "$shared.list")" \
+		/run/results/tap >/dev/null 2>&1 &
+	pids+=($!)
+done
+wait "${pids[@]}" || true
+ran=$(cat "$runs"/selftest-claims-[12]/tap/index 2>/dev/null | sort | tr '\n' ' ')
+echo "# ran: $ran (guest 1: $(xargs <"$runs/selftest-claims-1/tap/index" 2>/dev/null); guest 2: $(xargs <"$runs/selftest-claims-2/tap/index" 2>/dev/null))"
+tap_ok "two guests sharing a list run each of its programs once" \
+	test "$ran" = "claims/p1 claims/p2 claims/p3 claims/p4 claims/p5 claims/p6 "
+rm -rf "$shared" "$shared.list"
+
 hang_rc=0
 wait "$hang" || hang_rc=$?
 cat "$tmp/hang.out"
