@@ -19,7 +19,7 @@ set -u
 export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin
 DIR=/opt/install-test
 OUT=/var/tmp/install-test
-RELEASE=6.12.117-deferred+
+RELEASE=$(cat "$DIR/release")	# the packages' kernel release
 mkdir -p "$OUT"
 
 say() {
