@@ -34,7 +34,7 @@ matrix:			## build matrix: configs without SFrame/deferral/perf, i386, arm64, De
 deb:			## Debian packages of the kernel (Debian's config, fewer modules) and of our perf, in build/deb/
 	harness/deb
 
-install-test:		## make deb's packages installed on a Debian 12 image, booted by GRUB, profiling itself (about 55 min on a fresh machine)
+install-test:		## make deb's packages installed on a Debian 12 image, booted by GRUB, profiling itself (about 2 hours on a fresh machine)
 	harness/install-test
 
 series:			## git format-patch series with a cover letter in build/series/
