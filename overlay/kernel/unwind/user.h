@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the user stack walker's files share (user.c the walk, topmost.c the
- * interrupted frame's text, methods.c what walks may use).
+ * What the user stack walker's files share (user.c the walk, section.c its
+ * frames read in one user access section, topmost.c the interrupted
+ * frame's text, methods.c what walks may use).
  */
 #ifndef _KERNEL_UNWIND_USER_H
 #define _KERNEL_UNWIND_USER_H
@@ -32,5 +33,14 @@ static inline bool unwind_user_may_fault(void)
 unsigned long unwind_user_text_ip(unsigned long ip, unsigned long *xol);
 enum arch_unwind_user_fp_at
 unwind_user_fp_topmost(struct unwind_user_state *state);
+
+bool unwind_user_fp_walk(struct unwind_user_state *state,
+			 struct unwind_stacktrace *trace,
+			 unsigned int max_entries);
+#ifdef CONFIG_UNWIND_USER_SFRAME
+bool unwind_user_table_walk(struct unwind_user_state *state,
+			    struct unwind_stacktrace *trace,
+			    unsigned int max_entries);
+#endif
 
 #endif /* _KERNEL_UNWIND_USER_H */

@@ -28,8 +28,9 @@ enum arch_unwind_user_fp_at {
  * hold the pattern, 0 when they differ from it, -1 when they agree but are
  * too few to tell.
  */
-static inline int arch_unwind_user_match(const u8 *insn, unsigned int len,
-					 const u8 *pat, unsigned int plen)
+static __always_inline int
+arch_unwind_user_match(const u8 *insn, unsigned int len, const u8 *pat,
+		       unsigned int plen)
 {
 	unsigned int i, n = min(len, plen);
 
@@ -41,8 +42,8 @@ static inline int arch_unwind_user_match(const u8 *insn, unsigned int len,
 }
 
 /* mov %sp,%bp at @insn, in either encoding; 64-bit tasks need REX.W. */
-static inline int arch_unwind_user_match_mov(const u8 *insn, unsigned int len,
-					     unsigned int ws)
+static __always_inline int
+arch_unwind_user_match_mov(const u8 *insn, unsigned int len, unsigned int ws)
 {
 	static const u8 mov[2][3] = {
 		{ 0x48, 0x89, 0xe5 },	/* 89 /r */
@@ -73,10 +74,13 @@ static inline int arch_unwind_user_match_mov(const u8 *insn, unsigned int len,
  * is an indirect branch target in the body and a push %bp that saves bp as
  * a callee-saved register.
  *
+ * Always inlined, as what it calls: the walk classifies the text inside
+ * its user access section, where no call may be made.
+ *
  * Return: where the frame stopped, or ARCH_UNWIND_USER_FP_UNKNOWN when the
  * bytes given are too few to tell (the text could not all be read).
  */
-static inline enum arch_unwind_user_fp_at
+static __always_inline enum arch_unwind_user_fp_at
 arch_unwind_user_fp_prologue(const u8 *insn, unsigned int before,
 			     unsigned int len, unsigned int ws)
 {
@@ -127,9 +131,9 @@ arch_unwind_user_fp_prologue(const u8 *insn, unsigned int before,
  * address); @ws is the word size of the task's stack. In the body,
  * "push %bp; mov %sp,%bp" has run and bp points at the saved bp.
  */
-static inline void arch_unwind_user_fp_frame(struct unwind_user_frame *frame,
-					     enum arch_unwind_user_fp_at at,
-					     int ws)
+static __always_inline void
+arch_unwind_user_fp_frame(struct unwind_user_frame *frame,
+			  enum arch_unwind_user_fp_at at, int ws)
 {
 	frame->ra_off = -ws;
 	switch (at) {

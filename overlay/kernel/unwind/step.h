@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One step of a user stack walk: the checks and reads every method's step
+ * goes through, whether it reads its frame in a user access section of its
+ * own (user.c, frame by frame) or in the caller's (section.c, many frames
+ * in one section). Internal to kernel/unwind/.
+ */
+#ifndef _KERNEL_UNWIND_STEP_H
+#define _KERNEL_UNWIND_STEP_H
+
+#include <linux/uaccess.h>
+#include <linux/unwind_user.h>
+
+/* The most signal frames one walk crosses (nested handlers). */
+#define UNWIND_USER_MAX_SIGFRAMES	8
+
+int unwind_user_read_words(unsigned long addr, unsigned int ws,
+			   unsigned int n, unsigned long *words);
+int unwind_user_apply_signal(struct unwind_user_state *state,
+			     const struct unwind_user_frame *frame);
+int unwind_user_table_stop(struct unwind_user_state *state, int ret);
+
+/* Inline: the frame-pointer walk calls it inside a user access section. */
+static __always_inline void unwind_user_stop(struct unwind_user_state *state,
+					     enum unwind_user_stop why)
+{
+	state->done = true;
+	state->stop = why;
+}
+
+/*
+ * Whether the walk may reschedule: a walk that may use tables and fault
+ * runs where it may sleep (unwind_tables_rule() checks with
+ * might_fault()).
+ */
+static inline bool unwind_user_may_sleep(const struct unwind_user_state *state)
+{
+#ifdef CONFIG_UNWIND_USER_SFRAME
+	return !state->nofault;
+#else
+	return false;
+#endif
+}
+
+/*
+ * The last checks of every step, with the caller's return address in
+ * @state->ip: a zero one ends the walk, a kernel address is a bad frame;
+ * else the caller's frame (@cfa, @fp) becomes the current one.
+ */
+static __always_inline int unwind_user_take(struct unwind_user_state *state,
+					    unsigned long cfa, unsigned long fp)
+{
+	if (!state->ip) {
+		unwind_user_stop(state, UNWIND_USER_END);
+		return -ENOENT;
+	}
+	if (state->ip >= TASK_SIZE_MAX) {
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+		return -EINVAL;
+	}
+	state->sp = cfa;
+	state->fp = fp;
+	return 0;
+}
+
+/*
+ * Read @n (1 or 2) stack words at @addr: in their own user access section,
+ * or (@insec, native words only) in the caller's, where the address is
+ * checked as user_read_access_begin() checks it and then masked, so that
+ * no load reaches kernel memory even speculatively. The same results
+ * either way: 0, -EINVAL for a range outside user space, or -EFAULT.
+ */
+static __always_inline int unwind_user_get(unsigned long addr,
+					   unsigned int ws, unsigned int n,
+					   unsigned long *words,
+					   const bool insec)
+{
+	unsigned long __user *p = (unsigned long __user *)addr;
+
+	if (!insec)
+		return unwind_user_read_words(addr, ws, n, words);
+	if (!access_ok(p, n * sizeof(long)))
+		return -EINVAL;
+	p = mask_user_address(p);
+	unsafe_get_user(words[0], p, efault);
+	if (n > 1)
+		unsafe_get_user(words[1], p + 1, efault);
+	return 0;
+efault:
+	return -EFAULT;
+}
+
+/*
+ * Take the step @frame describes: find the CFA, check it, and read the
+ * return address and, where the frame saved it, the caller's frame pointer.
+ * Every rule, whichever method found it, goes through the same checks,
+ * inside the table walk's user access section (@insec) or not.
+ */
+static __always_inline int __unwind_user_apply(struct unwind_user_state *state,
+					       const struct unwind_user_frame *frame,
+					       const bool insec)
+{
+	bool fp_saved = frame->fp_off || frame->fp_in_frame;
+	unsigned long base, cfa, ra_addr, fp_addr = 0, fp = state->fp;
+	unsigned long words[2];
+	unsigned int ws = insec ? sizeof(long) : state->ws;
+	int ret;
+
+	if (!insec && frame->sigframe)
+		return unwind_user_apply_signal(state, frame);
+	if (frame->use_fp) {
+		/* The outermost frame clears the frame pointer. */
+		if (!state->fp) {
+			unwind_user_stop(state, UNWIND_USER_END);
+			return -ENOENT;
+		}
+		/*
+		 * A frame pointer below the stack pointer is stale: it points
+		 * into frames already popped, even when the CFA it gives lies
+		 * above the stack pointer.
+		 */
+		if (state->fp < state->sp) {
+			unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+			return -EINVAL;
+		}
+		base = state->fp;
+	} else {
+		base = state->sp;
+	}
+	if (base & (ws - 1)) {
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+		return -EINVAL;
+	}
+
+	cfa = base + frame->cfa_off;
+	/* A realigned frame keeps the CFA in a stack slot. */
+	if (frame->cfa_deref) {
+		ret = unwind_user_get(cfa, ws, 1, words, insec);
+		if (ret)
+			goto fail;
+		cfa = words[0];
+	}
+	/* The caller's frame lies strictly above this one, word aligned. */
+	if (cfa <= state->sp || (cfa & (ws - 1)) ||
+	    (ws == sizeof(u32) && cfa > U32_MAX)) {
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+		return -EINVAL;
+	}
+
+	ra_addr = cfa + frame->ra_off;
+	if (fp_saved)
+		fp_addr = (frame->fp_in_frame ? state->fp : cfa) + frame->fp_off;
+	if (fp_saved && fp_addr + ws == ra_addr) {
+		/* The usual layout: saved FP right below the return address. */
+		ret = unwind_user_get(fp_addr, ws, 2, words, insec);
+		if (ret)
+			goto fail;
+		fp = words[0];
+		state->ip = words[1];
+	} else {
+		ret = unwind_user_get(ra_addr, ws, 1, words, insec);
+		if (ret)
+			goto fail;
+		state->ip = words[0];
+		if (fp_saved) {
+			ret = unwind_user_get(fp_addr, ws, 1, words, insec);
+			if (ret)
+				goto fail;
+			fp = words[0];
+		}
+	}
+
+	return unwind_user_take(state, cfa, fp);
+
+fail:
+	unwind_user_stop(state, ret == -EFAULT ? UNWIND_USER_FAULT :
+					       UNWIND_USER_BAD_FRAME);
+	return ret;
+}
+
+/*
+ * The checks of a native frame-pointer step before it reads the frame, as
+ * unwind_user_apply() makes them for the body rule (CFA two words above
+ * the frame pointer, which points at the saved frame pointer, the return
+ * address above it): the outermost frame clears the frame pointer; a
+ * stale, misaligned or non-user one is a bad frame.
+ *
+ * Return: why the walk ends, or -1 with *@cfa set when the frame may be
+ * read at @state->fp.
+ */
+static __always_inline int unwind_user_fp_check(const struct unwind_user_state *state,
+						unsigned long *cfa)
+{
+	unsigned long fp = state->fp, size = 2 * sizeof(long);
+
+	if (!fp)
+		return UNWIND_USER_END;
+	if (fp < state->sp || (fp & (sizeof(long) - 1)))
+		return UNWIND_USER_BAD_FRAME;
+	*cfa = fp + size;
+	/* The range check unwind_user_read_words() makes, size unknown. */
+	OPTIMIZER_HIDE_VAR(size);
+	if (*cfa <= state->sp || !access_ok((void __user *)fp, size))
+		return UNWIND_USER_BAD_FRAME;
+	return -1;
+}
+
+#endif /* _KERNEL_UNWIND_STEP_H */
