@@ -183,9 +183,9 @@ class TableTests:
             raise Skipped('this kernel does not walk .eh_frame (%s: %s)' %
                           (METHODS, ' '.join(methods) or 'missing'))
         progs = (
-            ('python3', ['python3', '-c', 's = 0\nfor i in range(400000): s += i * i']),
-            ('perl', ['perl', '-e', 'my $s = 0; $s += $_ * $_ for 1 .. 750000']),
-            ('bash', ['bash', '-c', 'i=0; while [ $i -lt 15000 ]; do i=$((i + 1)); done']),
+            ('python3', ['python3', '-c', 's = 0\nfor i in range(150000): s += i * i']),
+            ('perl', ['perl', '-e', 'my $s = 0; $s += $_ * $_ for 1 .. 300000']),
+            ('bash', ['bash', '-c', 'i=0; while [ $i -lt 5000 ]; do i=$((i + 1)); done']),
         )
         # The process's first frames: libc's start code and _start, or
         # ld.so's _start code (_dl_start_user) while it runs the
@@ -298,13 +298,13 @@ class TableTests:
         before = unwind_counters()
         run([PERF, 'record', '-q', '-o', data, '-e', 'cpu-clock', '-c', '100000',
              '--call-graph', 'sframe', '--', 'bash', '-c',
-             'for i in $(seq 30); do /bin/true; done'], timeout=600)
+             'for i in $(seq 10); do /bin/true; done'], timeout=600)
         after = unwind_counters()
         busy = after.get('busy', 0) - before.get('busy', 0)
         walked = after.get('busy_walked', 0) - before.get('busy_walked', 0)
         failed = busy - walked
         # The old image's samples in execve() before the switch of mm
-        # (exec_mmap() and what follows it are the new image's); a few
+        # (exec_mmap() and what follows it are the new image's); about a
         # thousand of all the samples, kept as perf script prints them.
         old = script_kept(data, lambda it: (
             'record' not in it and it['head'].split()[0] == 'bash' and
