@@ -22,18 +22,27 @@
 #include "user.h"
 
 /*
+ * Whether the interrupted frame is at its own text: no uprobe's
+ * out-of-line copy stands in for the instruction at its IP.
+ */
+static bool unwind_user_own_text(const struct unwind_user_state *state)
+{
+	unsigned long xol;
+
+	return unwind_user_text_ip(state->ip, &xol) == state->ip && !xol;
+}
+
+/*
  * Whether the interrupted frame's text can be read in a walk's user access
  * section: the window arch_unwind_user_fp_prologue() looks at lies in the
- * IP's page (the text just executed: only that page is certainly mapped),
- * and no uprobe's out-of-line copy stands in for the instruction there.
+ * IP's page (the text just executed: only that page is certainly mapped).
  */
 static bool unwind_user_fp_window(const struct unwind_user_state *state)
 {
-	unsigned long off = offset_in_page(state->ip), xol;
+	unsigned long off = offset_in_page(state->ip);
 
 	return off >= ARCH_UNWIND_USER_INSN_BEFORE &&
-	       off + ARCH_UNWIND_USER_INSN_BYTES <= PAGE_SIZE &&
-	       unwind_user_text_ip(state->ip, &xol) == state->ip && !xol;
+	       off + ARCH_UNWIND_USER_INSN_BYTES <= PAGE_SIZE;
 }
 
 /*
@@ -94,7 +103,8 @@ bool unwind_user_fp_walk(struct unwind_user_state *state,
 	bool full;
 	int why;
 
-	if (state->topmost && !unwind_user_fp_window(state))
+	if (state->topmost &&
+	    (!unwind_user_own_text(state) || !unwind_user_fp_window(state)))
 		return false;
 	p = masked_user_access_begin(p);
 	if (state->topmost) {
@@ -160,7 +170,8 @@ enum unwind_user_top {
  * its user access section opens, as unwind_user_next() would find it: the
  * rule the mm remembers for the IP's file, or where the file has no tables
  * the frame-pointer rule of the IP's position in its function, which the
- * caller reads in its section. Fills @map with the IP's checked range.
+ * caller reads in its section. Fills @map with the IP's checked range and
+ * @tag with its rules' tag.
  *
  * Return: how; UNWIND_USER_TOP_NEXT for a uprobe's out-of-line copy, a
  * range that cannot be checked now, a rule the mm does not remember, a
@@ -170,25 +181,23 @@ enum unwind_user_top {
 static enum unwind_user_top
 unwind_user_table_topmost(struct unwind_user_state *state,
 			  struct sframe_mm *c, struct unwind_user_map **map,
-			  struct unwind_user_frame *frame)
+			  u64 *tag, struct unwind_user_frame *frame)
 {
+	unsigned long ip = state->ip;
 	struct unwind_user_map *m;
-	unsigned long ip, xol;
-	u64 tag;
 
-	ip = unwind_user_text_ip(state->ip, &xol);
-	if (xol || ip != state->ip)
+	if (!unwind_user_own_text(state))
 		return UNWIND_USER_TOP_NEXT;
 	m = unwind_user_map_of(state, ip);
 	if (!m && unwind_tables_map(state, ip, &m))
 		return UNWIND_USER_TOP_NEXT;
 	*map = m;
+	*tag = unwind_rule_tag(m->id, state->available_types, sizeof(long));
 	if (!m->id)
 		return (state->available_types & UNWIND_USER_TYPE_FP) &&
 		       unwind_user_fp_window(state) ?
 		       UNWIND_USER_TOP_TEXT : UNWIND_USER_TOP_NEXT;
-	tag = unwind_rule_tag(m->id, state->available_types, sizeof(long));
-	if (unwind_rule_get(c, ip, tag, frame) &&
+	if (unwind_rule_get(c, ip, *tag, frame) &&
 	    frame->type != UNWIND_USER_TYPE_FP && !frame->sigframe)
 		return UNWIND_USER_TOP_RULE;
 	return UNWIND_USER_TOP_NEXT;
@@ -229,11 +238,9 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 	if (!c)
 		return false;
 	if (topmost) {
-		top = unwind_user_table_topmost(state, c, &m, &frame);
+		top = unwind_user_table_topmost(state, c, &m, &tag, &frame);
 		if (top == UNWIND_USER_TOP_NEXT)
 			return false;
-		tag = unwind_rule_tag(m->id, state->available_types,
-				      sizeof(long));
 	}
 	arch_unwind_user_fp_frame(&fp_body, ARCH_UNWIND_USER_FP_BODY,
 				  sizeof(long));
