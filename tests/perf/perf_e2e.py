@@ -113,6 +113,15 @@ def parse_script(text):
     return items
 
 
+def in_pause(pid):
+    """Whether task @pid is blocked in pause(2) (x86_64 system call 34)."""
+    try:
+        with open('/proc/%d/syscall' % pid) as f:
+            return f.read().split()[:1] == ['34']
+    except OSError:
+        return False
+
+
 def script(data, *args, perf=PERF, env=None):
     out, err = run([perf, 'script', '-i', data, '-F', 'comm,tid,time,event,ip,sym']
                    + list(args), env=env)
@@ -470,13 +479,15 @@ class Tests:
         data, go = self.path('missing.data'), self.path('go')
         # Once perf is attached, the workload reads, then blocks in pause(2)
         # until killed: its last sample is taken in the kernel, and the task
-        # is still there when the recording stops.
+        # is still there when the recording stops. The recording stops
+        # (SIGINT) once the workload is seen blocked in pause(2), however
+        # long its reads took on a loaded machine.
         wl = subprocess.Popen([WORKLOAD, '-d', str(DEPTH), '-n', '50', '-b', '4096',
                                '-g', go, '-p'])
         rec = subprocess.Popen([PERF, 'record', '-q', '-o', data, '--call-graph', 'fp,defer',
                                 '-e', 'syscalls:sys_enter_read', '-e',
-                                'syscalls:sys_enter_pause', '-p', str(wl.pid), '--',
-                                'sleep', '6'], stderr=subprocess.PIPE, text=True)
+                                'syscalls:sys_enter_pause', '-p', str(wl.pid)],
+                               stderr=subprocess.PIPE, text=True)
         try:
             for _ in range(400):
                 if os.path.exists(data) and os.path.getsize(data) > 0:
@@ -484,8 +495,16 @@ class Tests:
                 time.sleep(0.01)
             time.sleep(1)
             open(go, 'w').close()
+            deadline = time.monotonic() + 60
+            while not in_pause(wl.pid):
+                if time.monotonic() > deadline or wl.poll() is not None:
+                    raise Failed('the workload did not block in pause(2) within 60 s')
+                time.sleep(0.05)
+            time.sleep(0.5)
+            rec.send_signal(signal.SIGINT)
             _, err = rec.communicate(timeout=60)
-            if rec.returncode:
+            # perf record ends by the signal that stopped it, once written.
+            if rec.returncode not in (0, -signal.SIGINT):
                 raise Failed('perf record -p exited %d: %s' % (rec.returncode, err[-300:]))
         finally:
             wl.kill()
