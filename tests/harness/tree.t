@@ -11,6 +11,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export BUILD=$tmp/build OVERLAY=$tmp/overlay PATCHES=$tmp/patches
 export TREE=$BUILD/linux STATE=$BUILD/state BASE_TARBALL=$tmp/base.tar.xz
+export DEFERRED_UNWIND_CACHE=$tmp/cache
 mkdir -p "$tmp/src/linux/b" "$OVERLAY" "$PATCHES"
 printf 'VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 0\n' >"$tmp/src/linux/Makefile"
 echo 'int a;' >"$tmp/src/linux/a.c"
@@ -41,7 +42,7 @@ diff --git a/$2 b/$2
 EOP
 }
 
-tap_plan 16
+tap_plan 18
 
 tap_ok "empty series and overlay materialize the base" \
 	bash -c "'$harness/tree' sync 2>/dev/null && cmp -s '$TREE/a.c' '$tmp/src/linux/a.c'"
@@ -73,9 +74,11 @@ tap_ok "export writes the commit as a patch named in series" \
 	bash -c "grep -qx 'a-set-a.patch' '$PATCHES/series' && grep -q '^+int a = 1;' '$PATCHES/a-set-a.patch' && '$harness/tree' check"
 
 rm -rf "$BUILD"
-tree sync 2>/dev/null
+tree sync >"$tmp/sync.out" 2>&1
 tap_ok "a fresh materialization reproduces the exported edit" \
 	grep -qx 'int a = 1;' "$TREE/a.c"
+tap_ok "a second tree of the same base is checked out of the cache, not extracted" \
+	bash -c "grep -q 'checking the base out' '$tmp/sync.out' && ! grep -q extracting '$tmp/sync.out' && cmp -s '$TREE/b/c.c' '$tmp/src/linux/b/c.c'"
 
 a_before=$(mtime "$TREE/a.c")
 sleep 1.1
@@ -136,5 +139,16 @@ mkpatch e.patch b/c.c 'int c = 2;' 'int c = 5;'
 echo e.patch >>"$PATCHES/series"
 tap_ok "export refuses when patches/ and the tree both changed" \
 	expect_fail 'error: patches/ changed since build/linux was materialized' tree export
+
+# Another base (same name, new contents) is extracted, not taken from
+# the copy the cache keeps of the old one.
+echo 'int z;' >"$tmp/src/linux/z.c"
+rm -f "$BASE_TARBALL.sha256"
+tar -C "$tmp/src" -cJf "$BASE_TARBALL" linux
+mkdir -p "$tmp/empty"
+BUILD=$tmp/build2 TREE=$tmp/build2/linux STATE=$tmp/build2/state PATCHES=$tmp/empty OVERLAY=$tmp/empty \
+	"$harness/tree" sync >"$tmp/sync2.out" 2>&1
+tap_ok "a changed base tarball is extracted again" \
+	bash -c "grep -q extracting '$tmp/sync2.out' && [ -f '$tmp/build2/linux/z.c' ]"
 
 tap_done
