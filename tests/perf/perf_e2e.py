@@ -8,6 +8,8 @@
     perf_e2e.py fallback   on a kernel without deferral (the host): perf says
                            so once and records classic callchains, and
                            refuses --call-graph sframe
+    perf_e2e.py --deferred the guest tests of this file
+    perf_e2e.py --tables   the guest tests of e2e_tables.py
     perf_e2e.py TEST...    only the named guest tests
 
 The tests of the walk by unwind tables (--call-graph sframe on SFrame and
@@ -759,7 +761,8 @@ def fallback():
 
 def all_tests():
     """Tests with the unwind-table tests of e2e_tables.py mixed in, in the
-    order of their files, then of their lines."""
+    order of their files, then of their lines; and the names of the
+    latter."""
     # e2e_tables imports this module by name: let it be this one.
     sys.modules.setdefault('perf_e2e', sys.modules[__name__])
     from e2e_tables import TableTests
@@ -772,22 +775,30 @@ def all_tests():
         return (n not in Tests.__dict__, fn.__code__.co_firstlineno)
 
     names = sorted((n for n in dir(AllTests) if n.startswith('test_')), key=order)
-    return AllTests, names
+    return AllTests, names, [n for n in names if n not in Tests.__dict__]
 
 
 def main():
     if sys.argv[1:] == ['fallback']:
         return fallback()
-    cls, every = all_tests()
+    cls, every, tables = all_tests()
     known = [n[len('test_'):] for n in every]
-    # -x TEST leaves TEST out (a list may run some tests apart).
+    # -x TEST leaves TEST out (a list may run some tests apart); the
+    # groups name the tests of each file, so that two guests can share
+    # them.
     args, left_out = sys.argv[1:], []
+    if args == ['--deferred']:
+        left_out = [n[len('test_'):] for n in tables]
+        args = []
+    elif args == ['--tables']:
+        args = [n[len('test_'):] for n in tables]
     while len(args) >= 2 and args[0] == '-x':
         left_out.append(args[1])
         args = args[2:]
     unknown = [a for a in args + left_out if a not in known]
     if unknown or (args and left_out):
-        print('usage: perf_e2e.py [fallback | TEST... | -x TEST...]; unknown: %s; tests: %s' %
+        print('usage: perf_e2e.py [fallback | --deferred | --tables | TEST... | -x TEST...]; '
+              'unknown: %s; tests: %s' %
               (' '.join(unknown), ' '.join(sorted(known))), file=sys.stderr)
         return 2
     for f in (PERF, WORKLOAD):

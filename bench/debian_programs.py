@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""What each perf call-graph mode gets on Debian's own programs.
+
+Records Debian 12's python3, perl and bash (no frame pointers, no SFrame:
+.eh_frame only) running a small CPU-bound script, sampled by cpu-clock
+every 1 ms, with perf record --call-graph sframe, fp and dwarf (every
+4 ms: perf script's libdw unwind of each copied stack is slow in an
+emulated guest), and prints one tab-separated line per figure, as
+bench/deferred_bench.c does:
+
+    debian	PROGRAM	MODE	METRIC	VALUE
+
+    root_pct		samples of the program whose user chain reaches
+			the process's root (libc's start code, _start, or
+			ld.so's _dl_start_user before main), in percent
+    bytes_per_sample	perf.data bytes over the program's samples
+    samples		the program's samples in the file
+
+tests/perf/e2e_tables.py's eh_frame_chains_of_debians_own_programs asserts
+the sframe figure; this prints it beside what fp and dwarf get. --smoke
+(make check, so that it cannot rot): bash alone, a fiftieth of its loop.
+
+usage: debian_programs.py [--smoke] PERF
+"""
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                '..', 'tests', 'perf'))
+import perf_e2e  # noqa: E402  (the parser of perf script's output)
+
+# The same programs and roots as the test.
+PROGRAMS = (
+    ('python3', ['python3', '-c', 's = 0\nfor i in range(150000): s += i * i']),
+    ('perl', ['perl', '-e', 'my $s = 0; $s += $_ * $_ for 1 .. 300000']),
+    ('bash', ['bash', '-c', 'i=0; while [ $i -lt 5000 ]; do i=$((i + 1)); done']),
+)
+ROOTS = ('__libc_start_call_main', '__libc_start_main', '_start', '_dl_start_user')
+MODES = (('sframe', '1000000'), ('fp', '1000000'), ('dwarf', '4000000'))
+
+
+def emit(program, mode, metric, value):
+    print('debian\t%s\t%s\t%s\t%.6g' % (program, mode, metric, value), flush=True)
+
+
+def main():
+    args = sys.argv[1:]
+    programs = PROGRAMS
+    if args[:1] == ['--smoke']:
+        args = args[1:]
+        programs = (('bash', ['bash', '-c',
+                              'i=0; while [ $i -lt 100 ]; do i=$((i + 1)); done']),)
+    if len(args) != 1:
+        sys.exit(__doc__.split('\n\n')[-1].strip())
+    try:
+        measure(args[0], programs)
+    except perf_e2e.Failed as e:
+        sys.exit('debian_programs: %s' % e)
+
+
+def measure(perf, programs):
+    with tempfile.TemporaryDirectory(prefix='debian_programs.') as tmp:
+        for name, argv in programs:
+            for mode, period in MODES:
+                data = os.path.join(tmp, '%s-%s.data' % (name, mode))
+                perf_e2e.run([perf, 'record', '-q', '-o', data, '-e', 'cpu-clock', '-c',
+                              period, '--call-graph', mode, '--'] + argv, timeout=600)
+                items, _ = perf_e2e.script(data, perf=perf)
+                samples = [it for it in items if 'record' not in it and
+                           it['head'].split()[0] == name[:15]]
+                if not samples:
+                    sys.exit('debian_programs: %s %s: no samples' % (name, mode))
+                rooted = sum(1 for it in samples if any(
+                    sym.startswith(ROOTS) for sym in perf_e2e.user_part(it['frames'])[0]))
+                emit(name, mode, 'root_pct', 100.0 * rooted / len(samples))
+                emit(name, mode, 'bytes_per_sample', os.path.getsize(data) / len(samples))
+                emit(name, mode, 'samples', len(samples))
+
+
+if __name__ == '__main__':
+    main()
