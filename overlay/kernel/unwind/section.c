@@ -58,11 +58,16 @@ unwind_user_fp_topmost_insec(const struct unwind_user_state *state,
 	u8 buf[ARCH_UNWIND_USER_INSN_BEFORE + ARCH_UNWIND_USER_INSN_BYTES];
 	const u8 __user *p;
 	enum arch_unwind_user_fp_at at;
+	u64 word;
 	unsigned int i;
 
+	BUILD_BUG_ON(sizeof(buf) < sizeof(word));
 	p = (const u8 __user *)(state->ip - ARCH_UNWIND_USER_INSN_BEFORE);
 	p = mask_user_address(p);
-	for (i = 0; i < sizeof(buf); i++)
+	/* A word, then bytes: the window lies in one page. */
+	unsafe_get_user(word, (const u64 __user *)p, efault);
+	memcpy(buf, &word, sizeof(word));
+	for (i = sizeof(word); i < sizeof(buf); i++)
 		unsafe_get_user(buf[i], p + i, efault);
 	at = arch_unwind_user_fp_prologue(buf + ARCH_UNWIND_USER_INSN_BEFORE,
 					  ARCH_UNWIND_USER_INSN_BEFORE,
