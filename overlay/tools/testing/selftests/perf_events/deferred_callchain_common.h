@@ -436,6 +436,13 @@ static int ctx_setup(struct __test_metadata *_metadata, struct ctx *x)
 	memset(x, 0, sizeof(*x));
 	x->fd[0] = -1;
 	x->fd[1] = -1;
+	x->saved_try_first = -1;
+	/*
+	 * A setup that skips gets no teardown: skip before changing
+	 * anything the teardown would put back.
+	 */
+	if (defer_or_skip(_metadata))
+		return 1;
 	try_first_set(1, &x->saved_try_first);
 	x->recs = calloc(1, sizeof(*x->recs));
 	ASSERT_TRUE(!!x->recs);
@@ -444,7 +451,7 @@ static int ctx_setup(struct __test_metadata *_metadata, struct ctx *x)
 	ASSERT_TRUE(x->c != MAP_FAILED);
 	memset(x->c, 0, sizeof(*x->c));
 	x->getppid_tp = tracepoint_id("syscalls/sys_enter_getppid");
-	return defer_or_skip(_metadata);
+	return 0;
 }
 
 static void ctx_teardown(struct ctx *x)

@@ -67,6 +67,7 @@ static int exec_stage_main(int argc, char **argv)
 }
 
 FIXTURE(exec) {
+	int try_first;	/* for the programs it execs, which check */
 };
 
 FIXTURE_VARIANT(exec) {
@@ -80,12 +81,15 @@ FIXTURE_SETUP(exec)
 {
 	const char *missing = probe_missing();
 
+	self->try_first = -1;
 	if (missing)
 		SKIP(return, "%s", missing);
+	try_first_kernel_off(&self->try_first);
 }
 
 FIXTURE_TEARDOWN(exec)
 {
+	try_first_restore(self->try_first);
 }
 
 /*

@@ -67,6 +67,7 @@ static __attribute__((noipa)) long bad_ra_call(struct probe_chain *c)
 FIXTURE(kernel_half_ra) {
 	struct session *s;
 	struct probe_chain c;
+	int try_first;
 };
 
 FIXTURE_VARIANT(kernel_half_ra) {
@@ -89,8 +90,10 @@ FIXTURE_SETUP(kernel_half_ra)
 	const char *missing = probe_missing();
 
 	self->s = NULL;
+	self->try_first = -1;
 	if (missing)
 		SKIP(return, "%s", missing);
+	try_first_kernel_off(&self->try_first);
 	self->s = session_open(_metadata);
 	self->c.inner = bad_ra_call;
 	self->c.bad_fn = variant->fn;
@@ -100,6 +103,7 @@ FIXTURE_SETUP(kernel_half_ra)
 FIXTURE_TEARDOWN(kernel_half_ra)
 {
 	session_close(self->s);
+	try_first_restore(self->try_first);
 }
 
 /*

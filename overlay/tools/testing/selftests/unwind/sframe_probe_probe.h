@@ -30,6 +30,7 @@ static __attribute__((noipa)) long plt_call(struct probe_chain *c)
 FIXTURE(probe) {
 	struct session *s;
 	struct probe_chain c;
+	int try_first;
 };
 
 FIXTURE_SETUP(probe)
@@ -37,8 +38,10 @@ FIXTURE_SETUP(probe)
 	const char *missing = probe_missing();
 
 	self->s = NULL;
+	self->try_first = -1;
 	if (missing)
 		SKIP(return, "%s", missing);
+	try_first_kernel_off(&self->try_first);
 	self->s = session_open(_metadata);
 	self->c.a = 11;
 	self->c.b = 29;
@@ -49,6 +52,7 @@ FIXTURE_SETUP(probe)
 FIXTURE_TEARDOWN(probe)
 {
 	session_close(self->s);
+	try_first_restore(self->try_first);
 }
 
 /*

@@ -49,6 +49,40 @@ struct deferred {
 	const __u64 *ips;
 };
 
+/*
+ * A uprobe's sample is taken in task context, on the way out of the
+ * kernel: with kernel.unwind_deferred_try_first's bit 1 (the default) the
+ * kernel walks it at once, as the first sample of a stay in the kernel,
+ * wherever the mm's tables are at hand, and it does not defer. These tests
+ * check the deferred walk: each fixture clears the bit for its test and
+ * puts the old value back. *@saved is -1 when the sysctl is missing.
+ */
+#define TRY_FIRST_PATH	"/proc/sys/kernel/unwind_deferred_try_first"
+#define TRY_FIRST_KERNEL	2
+
+static void try_first_kernel_off(int *saved)
+{
+	char buf[16];
+
+	*saved = -1;
+	if (!knob_read(TRY_FIRST_PATH, buf, sizeof(buf)))
+		return;
+	*saved = atoi(buf);
+	snprintf(buf, sizeof(buf), "%d", *saved & ~TRY_FIRST_KERNEL);
+	if (knob_write(TRY_FIRST_PATH, buf))
+		*saved = -1;
+}
+
+static void try_first_restore(int saved)
+{
+	char buf[16];
+
+	if (saved < 0)
+		return;
+	snprintf(buf, sizeof(buf), "%d", saved);
+	knob_write(TRY_FIRST_PATH, buf);
+}
+
 static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid,
 			       int cpu, int group_fd, unsigned long flags)
 {
