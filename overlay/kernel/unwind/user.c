@@ -339,34 +339,16 @@ int unwind_user_start(struct unwind_user_state *state,
 	struct pt_regs *regs = task_pt_regs(current);
 	struct unwind_user_regs now;
 
-	/*
-	 * Field by field, not a memset(): every walk starts here, most in an
-	 * interrupt, and most of the state is the tables' copy and its
-	 * memo, read only once unwind_tables_copy() has filled them for the
-	 * tables_id it sets: 0 says none is held. The budget is set where
-	 * tables may be used.
-	 */
-	state->ip = 0;
-	state->sp = 0;
-	state->fp = 0;
-	state->ws = 0;
-	state->current_type = UNWIND_USER_TYPE_NONE;
-	state->available_types = 0;
-	state->done = false;
-	state->stop = UNWIND_USER_END;
-	state->sigframes = 0;
-	state->topmost = true;
 #ifdef CONFIG_UNWIND_USER_SFRAME
-	state->nofault = false;
-	state->mm_seq = 0;
-	state->budget = 0;
-	state->next_map = 0;
-	for (int i = 0; i < UNWIND_USER_MAPS; i++) {
-		/* An empty range: no IP is in it. */
-		state->maps[i].start = 0;
-		state->maps[i].end = 0;
-	}
-	state->tables_id = 0;
+	/*
+	 * The copy of a file's tables (and what a lookup in them remembers)
+	 * is read only once unwind_tables_copy() has filled it for the
+	 * tables_id it sets: cleared here, it says none is held. Every walk
+	 * starts here, most without a table: no need to clear the rest.
+	 */
+	memset(state, 0, offsetof(struct unwind_user_state, tables));
+#else
+	memset(state, 0, sizeof(*state));
 #endif
 
 	if ((current->flags & (PF_KTHREAD | PF_USER_WORKER)) || !current->mm ||
@@ -385,7 +367,8 @@ int unwind_user_start(struct unwind_user_state *state,
 	/*
 	 * Tables are found and read where page faults may be taken, and an
 	 * mm known to have none has nothing to look up. SFrame has no ABI
-	 * for compat tasks; their .eh_frame is read.
+	 * for compat tasks; their .eh_frame is read. Only lookups spend the
+	 * work budget (unwind_user_start_nofault() sets an interrupt's).
 	 */
 #ifdef CONFIG_UNWIND_USER_SFRAME
 	if (unwind_user_may_fault() && !sframe_mm_fp_only(current->mm)) {
@@ -398,6 +381,7 @@ int unwind_user_start(struct unwind_user_state *state,
 	state->sp = from->sp;
 	state->fp = from->fp;
 	state->ws = from->ws;
+	state->topmost = true;
 	/* A task may jump anywhere; a kernel address is not a user frame. */
 	if (state->ip >= TASK_SIZE_MAX)
 		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
