@@ -32,14 +32,8 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 '..', 'tests', 'perf'))
 import perf_e2e  # noqa: E402  (the parser of perf script's output)
+from e2e_tables import DEBIAN_PROGRAMS, DEBIAN_ROOTS  # noqa: E402  (the test's)
 
-# The same programs and roots as the test.
-PROGRAMS = (
-    ('python3', ['python3', '-c', 's = 0\nfor i in range(150000): s += i * i']),
-    ('perl', ['perl', '-e', 'my $s = 0; $s += $_ * $_ for 1 .. 300000']),
-    ('bash', ['bash', '-c', 'i=0; while [ $i -lt 5000 ]; do i=$((i + 1)); done']),
-)
-ROOTS = ('__libc_start_call_main', '__libc_start_main', '_start', '_dl_start_user')
 MODES = (('sframe', '1000000'), ('fp', '1000000'), ('dwarf', '4000000'))
 
 
@@ -49,7 +43,7 @@ def emit(program, mode, metric, value):
 
 def main():
     args = sys.argv[1:]
-    programs, modes = PROGRAMS, MODES
+    programs, modes = DEBIAN_PROGRAMS, MODES
     if args[:1] == ['--smoke']:
         modes = MODES[:2]
         args = args[1:]
@@ -76,7 +70,7 @@ def measure(perf, programs, modes):
                 if not samples:
                     sys.exit('debian_programs: %s %s: no samples' % (name, mode))
                 rooted = sum(1 for it in samples if any(
-                    sym.startswith(ROOTS) for sym in perf_e2e.user_part(it['frames'])[0]))
+                    sym.startswith(DEBIAN_ROOTS) for sym in perf_e2e.user_part(it['frames'])[0]))
                 emit(name, mode, 'root_pct', 100.0 * rooted / len(samples))
                 emit(name, mode, 'bytes_per_sample', os.path.getsize(data) / len(samples))
                 emit(name, mode, 'samples', len(samples))

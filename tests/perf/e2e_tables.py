@@ -13,6 +13,18 @@ from perf_e2e import (KERNEL_MIN, METHODS, NO_SFRAME, PERF, SFRAME_WORKLOAD,
                       Failed, Skipped, check_chain, run, script, script_kept,
                       user_part)
 
+# Debian's own programs, which have .eh_frame only, each running a small
+# CPU-bound script (bench/debian_programs.py records the same).
+DEBIAN_PROGRAMS = (
+    ('python3', ['python3', '-c', 's = 0\nfor i in range(150000): s += i * i']),
+    ('perl', ['perl', '-e', 'my $s = 0; $s += $_ * $_ for 1 .. 300000']),
+    ('bash', ['bash', '-c', 'i=0; while [ $i -lt 5000 ]; do i=$((i + 1)); done']),
+)
+# The process's first frames: libc's start code and _start, or ld.so's
+# _start code (_dl_start_user) while it runs the libraries' constructors
+# before main.
+DEBIAN_ROOTS = ('__libc_start_call_main', '__libc_start_main', '_start', '_dl_start_user')
+
 
 def sframe_chain(depth):
     """sframe_syscalls' user frames, from leaf out to main.
@@ -181,17 +193,9 @@ class TableTests:
         if 'eh_frame' not in methods:
             raise Skipped('this kernel does not walk .eh_frame (%s: %s)' %
                           (METHODS, ' '.join(methods) or 'missing'))
-        progs = (
-            ('python3', ['python3', '-c', 's = 0\nfor i in range(150000): s += i * i']),
-            ('perl', ['perl', '-e', 'my $s = 0; $s += $_ * $_ for 1 .. 300000']),
-            ('bash', ['bash', '-c', 'i=0; while [ $i -lt 5000 ]; do i=$((i + 1)); done']),
-        )
-        # The process's first frames: libc's start code and _start, or
-        # ld.so's _start code (_dl_start_user) while it runs the
-        # libraries' constructors before main.
-        roots = ('__libc_start_call_main', '__libc_start_main', '_start', '_dl_start_user')
+        roots = DEBIAN_ROOTS
         bad = []
-        for name, argv in progs:
+        for name, argv in DEBIAN_PROGRAMS:
             data = self.path('deb-%s.data' % name)
             before = unwind_counters()
             run([PERF, 'record', '-q', '-o', data, '-e', 'cpu-clock', '-c', '1000000',
