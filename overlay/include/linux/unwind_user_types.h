@@ -143,6 +143,10 @@ struct unwind_user_map {
  * @topmost: the current frame is the interrupted one, which may not have
  *	     set up its frame yet
  * @done: no further frame can be found; @stop says why
+ * @cut_at_max: end at the entry limit without looking for a frame past
+ *		it, for a caller that does not tell a cut chain from a whole
+ *		one (%UNWIND_USER_TRUNCATED then says only that the limit was
+ *		reached)
  * @stop: the reason the walk ended
  * @sigframes: signal frames crossed so far
  * @nofault: the walk runs in an interrupt and stands in for a deferred
@@ -152,8 +156,9 @@ struct unwind_user_map {
  * @mm_seq: with @nofault, the mm's mapping sequence the walk relies on
  * @budget: table work the walk has left (rows, instructions, reads)
  * @next_map: the slot of @maps to fill next
- * @maps: the address ranges checked so far
+ * @nr_maps: the slots of @maps filled
  * @tables_id: the per-mm entry @tables were copied from; 0: none
+ * @maps: the address ranges checked so far
  * @tables: the unwind tables of that entry's file
  * @eh_memo: the CIE the last .eh_frame lookup in @tables used
  */
@@ -166,6 +171,7 @@ struct unwind_user_state {
 	unsigned int		available_types;
 	bool			topmost;
 	bool			done;
+	bool			cut_at_max;
 	enum unwind_user_stop	stop;
 	unsigned int		sigframes;
 #ifdef CONFIG_UNWIND_USER_SFRAME
@@ -173,8 +179,9 @@ struct unwind_user_state {
 	unsigned int		mm_seq;
 	unsigned int		budget;
 	unsigned int		next_map;
-	struct unwind_user_map	maps[UNWIND_USER_MAPS];
+	unsigned int		nr_maps;
 	u64			tables_id;
+	struct unwind_user_map	maps[UNWIND_USER_MAPS];
 	struct unwind_user_tables tables;
 #ifdef CONFIG_UNWIND_USER_EH_FRAME
 	struct eh_frame_memo	eh_memo;

@@ -142,6 +142,8 @@ static int unwind_bpf_store(struct unwind_user_state *state,
 			    struct unwind_stacktrace *trace,
 			    unsigned int max_entries, unsigned int skip)
 {
+	/* As the classic walk: nothing looked up past the last entry. */
+	state->cut_at_max = true;
 	for (; skip && !state->done; skip--)
 		unwind_user_next(state);
 	if (state->done)

@@ -99,7 +99,9 @@ struct unwind_mm_rule {
  * @ranges and @entries are written under @lock inside @seq's write
  * section, and read with no lock: a reader that meets a writer misses.
  * @ranges hold for the mm's mappings as of @mm_seq (the mm's mmap lock
- * sequence). @rules are written with no lock, slot by slot.
+ * sequence); @last_range, the slot a lookup last found, is where the next
+ * one starts (a hint, written with no lock, never from NMI). @rules are
+ * written with no lock, slot by slot.
  */
 struct sframe_mm {
 	unsigned long		exec_gen;
@@ -109,6 +111,7 @@ struct sframe_mm {
 	seqcount_raw_spinlock_t	seq;
 	unsigned int		mm_seq;
 	unsigned int		next_range;
+	unsigned int		last_range;
 	unsigned int		nr;
 	u64			clock;
 	u64			next_id;
@@ -197,7 +200,7 @@ unwind_user_map_of(struct unwind_user_state *state, unsigned long ip)
 {
 	unsigned int i;
 
-	for (i = 0; i < UNWIND_USER_MAPS; i++) {
+	for (i = 0; i < state->nr_maps; i++) {
 		struct unwind_user_map *m = &state->maps[i];
 
 		if (ip >= m->start && ip < m->end)

@@ -29,6 +29,11 @@ static bool unwind_user_own_text(const struct unwind_user_state *state)
 {
 	unsigned long xol;
 
+#ifdef CONFIG_UPROBES
+	/* A task that never hit a uprobe has no copy. */
+	if (!READ_ONCE(current->utask))
+		return true;
+#endif
 	return unwind_user_text_ip(state->ip, &xol) == state->ip && !xol;
 }
 
@@ -102,16 +107,13 @@ bool unwind_user_fp_walk(struct unwind_user_state *state,
 			 struct unwind_stacktrace *trace,
 			 unsigned int max_entries)
 {
-	unsigned long __user *p = (unsigned long __user *)state->fp;
 	struct unwind_user_frame top;
-	unsigned long cfa, nfp, nip;
 	bool full;
-	int why;
 
 	if (state->topmost &&
 	    (!unwind_user_own_text(state) || !unwind_user_fp_window(state)))
 		return false;
-	p = masked_user_access_begin(p);
+	masked_user_access_begin((void __user *)state->fp);
 	if (state->topmost) {
 		if (!unwind_user_fp_topmost_insec(state, &top)) {
 			user_read_access_end();
@@ -123,6 +125,8 @@ bool unwind_user_fp_walk(struct unwind_user_state *state,
 			full = trace->nr == max_entries;
 			if (!full)
 				trace->entries[trace->nr++] = state->ip;
+			if (unwind_user_cut(state, trace, max_entries))
+				goto out;
 			if (__unwind_user_apply(state, &top, true))
 				goto out;
 			if (full) {
@@ -135,16 +139,8 @@ bool unwind_user_fp_walk(struct unwind_user_state *state,
 		full = trace->nr == max_entries;
 		if (!full)
 			trace->entries[trace->nr++] = state->ip;
-		why = unwind_user_fp_check(state, &cfa);
-		if (why >= 0) {
-			unwind_user_stop(state, why);
-			break;
-		}
-		p = mask_user_address((unsigned long __user *)state->fp);
-		unsafe_get_user(nfp, p, efault);
-		unsafe_get_user(nip, p + 1, efault);
-		state->ip = nip;
-		if (unwind_user_take(state, cfa, nfp))
+		if (unwind_user_cut(state, trace, max_entries) ||
+		    unwind_user_fp_step_insec(state))
 			break;
 		/* Only a frame that really exists makes this a cut. */
 		if (full) {
@@ -154,11 +150,6 @@ bool unwind_user_fp_walk(struct unwind_user_state *state,
 	}
 out:
 	user_read_access_end();
-	return true;
-
-efault:
-	user_read_access_end();
-	unwind_user_stop(state, UNWIND_USER_FAULT);
 	return true;
 }
 
@@ -233,9 +224,11 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 	struct unwind_user_frame frame, fp_body = { };
 	struct unwind_user_map *m = NULL;
 	bool fp_ok = state->available_types & UNWIND_USER_TYPE_FP;
-	bool over = false, full, have_last = false;
+	bool over = false, full, have_last = false, fp_fast = false;
 	enum unwind_user_top top = UNWIND_USER_TOP_NEXT;
 	bool topmost = state->topmost;
+	/* With cut_at_max, the entry whose rule is not needed: the last. */
+	unsigned int last = state->cut_at_max ? max_entries - 1 : UINT_MAX;
 	unsigned long ip, last_ip = 0;
 	u64 tag = 0;
 	int ret, err = 0;
@@ -258,11 +251,20 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 		return false;
 	}
 	for (;;) {
+		/* The last entry needs no rule: store it and stop. */
+		if (trace->nr >= last) {
+			if (trace->nr < max_entries)
+				trace->entries[trace->nr++] = state->ip;
+			unwind_user_cut(state, trace, max_entries);
+			over = true;
+			break;
+		}
 		/* Its rule is found; it is no caller: not one to reuse. */
 		if (topmost) {
 			topmost = false;
 			if (frame.type != UNWIND_USER_TYPE_FP)
 				hits++;
+			fp_fast = unwind_user_is_fp_body(&frame);
 			goto step;
 		}
 		ip = state->ip - 1;
@@ -313,6 +315,7 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 		/* Without frame pointers, the walk ends there. */
 		if (frame.type == UNWIND_USER_TYPE_FP && !fp_ok)
 			break;
+		fp_fast = unwind_user_is_fp_body(&frame);
 		last_ip = ip;
 		have_last = true;
 step:
@@ -325,7 +328,9 @@ step:
 			break;
 		}
 		state->current_type = frame.type;
-		if (__unwind_user_apply(state, &frame, true))
+		/* Most frames of code built with frame pointers: the short step. */
+		if (fp_fast ? unwind_user_fp_step_insec(state) :
+			      __unwind_user_apply(state, &frame, true))
 			break;
 		state->topmost = false;
 		if (frame.type == UNWIND_USER_TYPE_SFRAME)

@@ -29,6 +29,20 @@ static __always_inline void unwind_user_stop(struct unwind_user_state *state,
 }
 
 /*
+ * Whether a walk with @state->cut_at_max ends here, its last entry
+ * stored: it then stops as cut, without a look at the frame past it.
+ */
+static __always_inline bool unwind_user_cut(struct unwind_user_state *state,
+					    const struct unwind_stacktrace *trace,
+					    unsigned int max_entries)
+{
+	if (!state->cut_at_max || trace->nr < max_entries)
+		return false;
+	unwind_user_stop(state, UNWIND_USER_TRUNCATED);
+	return true;
+}
+
+/*
  * Whether the walk may reschedule: a walk that may use tables and fault
  * runs where it may sleep (unwind_tables_rule() checks with
  * might_fault()).
@@ -203,6 +217,45 @@ static __always_inline int unwind_user_fp_check(const struct unwind_user_state *
 	if (*cfa <= state->sp || !access_ok((void __user *)fp, size))
 		return UNWIND_USER_BAD_FRAME;
 	return -1;
+}
+
+/*
+ * The step of a native frame by frame pointers, the body rule, inside the
+ * caller's user access section: unwind_user_fp_check(), then the frame's
+ * two words at the frame pointer, masked to user space; the same stops as
+ * __unwind_user_apply() with that rule.
+ *
+ * Return: 0 when @state holds the caller's frame; else a negative errno,
+ * the walk over.
+ */
+static __always_inline int unwind_user_fp_step_insec(struct unwind_user_state *state)
+{
+	unsigned long __user *p;
+	unsigned long cfa, nfp, nip;
+	int why = unwind_user_fp_check(state, &cfa);
+
+	if (why >= 0) {
+		unwind_user_stop(state, why);
+		return why == UNWIND_USER_END ? -ENOENT : -EINVAL;
+	}
+	p = mask_user_address((unsigned long __user *)state->fp);
+	unsafe_get_user(nfp, p, efault);
+	unsafe_get_user(nip, p + 1, efault);
+	state->ip = nip;
+	return unwind_user_take(state, cfa, nfp);
+
+efault:
+	unwind_user_stop(state, UNWIND_USER_FAULT);
+	return -EFAULT;
+}
+
+/* Whether @frame is the frame-pointer body rule of a native frame. */
+static __always_inline bool unwind_user_is_fp_body(const struct unwind_user_frame *frame)
+{
+	return frame->use_fp && !frame->cfa_deref && !frame->fp_in_frame &&
+	       !frame->sigframe && frame->cfa_off == 2 * (int)sizeof(long) &&
+	       frame->ra_off == -(int)sizeof(long) &&
+	       frame->fp_off == -2 * (int)sizeof(long);
 }
 
 #endif /* _KERNEL_UNWIND_STEP_H */

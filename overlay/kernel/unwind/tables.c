@@ -23,6 +23,7 @@
 #include <linux/eh_frame.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/mmap_lock.h>
 #include <linux/percpu.h>
@@ -375,14 +376,19 @@ static int unwind_map_lookup(struct sframe_mm *c, unsigned long ip,
 static bool unwind_range_get(struct sframe_mm *c, unsigned int seq,
 			     unsigned long ip, struct unwind_mm_range *out)
 {
-	unsigned int s = raw_read_seqcount(&c->seq), i;
+	unsigned int s = raw_read_seqcount(&c->seq), i, first, slot;
 	bool hit = false;
 
+	BUILD_BUG_ON(!is_power_of_2(UNWIND_MM_RANGES));
 	if ((s & 1) || READ_ONCE(c->mm_seq) != seq)
 		return false;
+	/* Samples come in runs in one file: start where the last hit. */
+	first = READ_ONCE(c->last_range);
 	for (i = 0; i < UNWIND_MM_RANGES; i++) {
-		const struct unwind_mm_range *r = &c->ranges[i];
+		const struct unwind_mm_range *r;
 
+		slot = (first + i) & (UNWIND_MM_RANGES - 1);
+		r = &c->ranges[slot];
 		if (ip >= READ_ONCE(r->start) && ip < READ_ONCE(r->end)) {
 			out->start = READ_ONCE(r->start);
 			out->end = READ_ONCE(r->end);
@@ -392,29 +398,51 @@ static bool unwind_range_get(struct sframe_mm *c, unsigned int seq,
 			break;
 		}
 	}
-	return hit && !read_seqcount_retry(&c->seq, s);
+	if (!hit || read_seqcount_retry(&c->seq, s))
+		return false;
+	if (i && !in_nmi())
+		WRITE_ONCE(c->last_range, slot);
+	return true;
+}
+
+/* Whether @c's mm is known to have no table a walk would use. */
+static bool sframe_mm_none(struct sframe_mm *c)
+{
+	unsigned long v;
+
+	if (READ_ONCE(c->has) & unwind_user_methods())
+		return false;
+	v = READ_ONCE(c->verdict);
+	return (v & 1) && (v >> 1) == READ_ONCE(c->exec_gen) + 1;
 }
 
 /**
- * unwind_tables_seq_begin - the mappings a walk in an interrupt relies on
- * @seq: set to the current mm's mapping sequence
+ * unwind_tables_nofault_begin - may a walk in an interrupt use the tables?
+ * @seq: set to the current mm's mapping sequence, which the walk relies on
  *
  * Context: any; takes no lock.
  *
- * Return: false when the mm has no table yet (it has met none of its
- * files) or its mappings are being changed.
+ * Return: 0 with @seq set: the walk may use what the mm remembers; 1: the
+ * mm is known to have no table a walk would use (sframe_mm_fp_only());
+ * -EAGAIN: it has met none of its files yet, or its mappings are being
+ * changed.
  */
-bool unwind_tables_seq_begin(unsigned int *seq)
+int unwind_tables_nofault_begin(unsigned int *seq)
 {
 	struct mm_struct *mm = current->mm;
-
 	/* Pairs with the cmpxchg_release() that set the table up. */
-	return smp_load_acquire(&mm->sframe_cache) && unwind_mm_seq(mm, seq);
+	struct sframe_mm *c = smp_load_acquire(&mm->sframe_cache);
+
+	if (!c)
+		return -EAGAIN;
+	if (sframe_mm_none(c))
+		return 1;
+	return unwind_mm_seq(mm, seq) ? 0 : -EAGAIN;
 }
 
 /**
  * unwind_tables_seq_valid - have the mappings stayed as they were?
- * @seq: a sequence from unwind_tables_seq_begin()
+ * @seq: a sequence from unwind_tables_nofault_begin()
  *
  * Context: any; takes no lock.
  *
@@ -478,6 +506,8 @@ int unwind_tables_map(struct unwind_user_state *state, unsigned long ip,
 
 	m = &state->maps[state->next_map];
 	state->next_map = (state->next_map + 1) % UNWIND_USER_MAPS;
+	if (state->nr_maps < UNWIND_USER_MAPS)
+		state->nr_maps++;
 	m->start = r.start;
 	m->end = r.end;
 	m->id = r.id;
@@ -571,12 +601,8 @@ bool sframe_mm_fp_only(struct mm_struct *mm)
 {
 	/* Pairs with the cmpxchg_release() that set the table up. */
 	struct sframe_mm *c = smp_load_acquire(&mm->sframe_cache);
-	unsigned long v;
 
-	if (!c || (READ_ONCE(c->has) & unwind_user_methods()))
-		return false;
-	v = READ_ONCE(c->verdict);
-	return (v & 1) && (v >> 1) == READ_ONCE(c->exec_gen) + 1;
+	return c && sframe_mm_none(c);
 }
 
 /**

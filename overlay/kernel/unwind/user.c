@@ -343,10 +343,10 @@ int unwind_user_start(struct unwind_user_state *state,
 	/*
 	 * The copy of a file's tables (and what a lookup in them remembers)
 	 * is read only once unwind_tables_copy() has filled it for the
-	 * tables_id it sets: cleared here, it says none is held. Every walk
-	 * starts here, most without a table: no need to clear the rest.
+	 * tables_id it sets, and the ranges up to nr_maps: cleared here, they
+	 * say none is held. Every walk starts here: no need to clear the rest.
 	 */
-	memset(state, 0, offsetof(struct unwind_user_state, tables));
+	memset(state, 0, offsetof(struct unwind_user_state, maps));
 #else
 	memset(state, 0, sizeof(*state));
 #endif
@@ -411,11 +411,13 @@ bool unwind_user_start_nofault(struct unwind_user_state *state)
 #ifdef CONFIG_UNWIND_USER_SFRAME
 	unsigned int types = unwind_user_methods() &
 			     unwind_user_table_types(state->ws);
+	int ret;
 
-	if (!types || state->done || sframe_mm_fp_only(current->mm))
+	if (!types || state->done)
 		return true;
-	if (!unwind_tables_seq_begin(&state->mm_seq))
-		return false;
+	ret = unwind_tables_nofault_begin(&state->mm_seq);
+	if (ret)
+		return ret > 0;
 	state->nofault = true;
 	state->budget = UNWIND_USER_BUDGET_NOFAULT;
 	state->available_types |= types;
@@ -474,12 +476,13 @@ int unwind_user_walk(struct unwind_user_state *state,
 #endif
 		if (trace->nr == max_entries) {
 			/* Only a frame that really exists makes this a cut. */
-			if (!unwind_user_next(state))
+			if (state->cut_at_max || !unwind_user_next(state))
 				unwind_user_stop(state, UNWIND_USER_TRUNCATED);
 			break;
 		}
 		trace->entries[trace->nr++] = state->ip;
-		if (unwind_user_next(state))
+		if (unwind_user_cut(state, trace, max_entries) ||
+		    unwind_user_next(state))
 			break;
 		/* A lookup may have read a lot: let others run meanwhile. */
 		if ((state->available_types & UNWIND_USER_TYPES_TABLES) &&

@@ -57,8 +57,15 @@ enum how {
 static __always_inline int record(void *ctx, __u32 prog, __u32 arg,
 				  enum how how)
 {
+	__u32 key = 0, n, size = sizeof(((struct bpf_walk_record *)0)->ips);
+	struct bpf_walk_target *t;
 	struct bpf_walk_record *r;
 
+	t = bpf_map_lookup_elem(&target, &key);
+	/* A mask the verifier follows: fewer than BPF_WALK_FRAMES entries. */
+	n = t ? t->frames & (BPF_WALK_FRAMES - 1) : 0;
+	if (n)
+		size = n * sizeof(__u64);
 	r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
 	if (!r)
 		return 0;
@@ -67,10 +74,9 @@ static __always_inline int record(void *ctx, __u32 prog, __u32 arg,
 	r->id = -1;
 	if (how == TASK_STACK) {
 		r->len = bpf_get_task_stack(bpf_get_current_task_btf(), r->ips,
-					    sizeof(r->ips), BPF_F_USER_STACK);
+					    size, BPF_F_USER_STACK);
 	} else {
-		r->len = bpf_get_stack(ctx, r->ips, sizeof(r->ips),
-				       BPF_F_USER_STACK);
+		r->len = bpf_get_stack(ctx, r->ips, size, BPF_F_USER_STACK);
 	}
 	if (how == STACK_AND_ID)
 		r->id = bpf_get_stackid(ctx, &stacks,

@@ -197,6 +197,18 @@ static int bpf_watch(struct bpf *b, pid_t tgid, int nr)
 	return bpf_map_update_elem(b->target_fd, &key, &t, BPF_ANY) ? -errno : 0;
 }
 
+/* Have bpf_get_stack() ask for @frames entries (0: all it has room for). */
+static int bpf_ask(struct bpf *b, __u32 frames)
+{
+	struct bpf_walk_target t;
+	__u32 key = 0;
+
+	if (bpf_map_lookup_elem(b->target_fd, &key, &t))
+		return -errno;
+	t.frames = frames;
+	return bpf_map_update_elem(b->target_fd, &key, &t, BPF_ANY) ? -errno : 0;
+}
+
 /* Keep @link for the teardown; false when attaching failed. */
 static bool bpf_keep(struct bpf *b, struct bpf_link *link)
 {
@@ -1102,6 +1114,49 @@ TEST_F(hostile, walk_ends_at_the_damaged_frame)
 		EXPECT_EQ(0, grew(e, WARMUPS_QUEUED)) {
 			TH_LOG("the damaged frame asked for another warm-up");
 		}
+	}
+}
+
+/*
+ * A program that asks for no more entries than the frames up to the
+ * damaged one gets those, and its walk is complete: as the classic walk,
+ * it looks nothing up past its last entry. bpf_get_stackid() asks for all
+ * its map's stacks hold, and still ends at the damage.
+ */
+TEST_F(hostile, walk_that_stops_short_of_the_damage_is_complete)
+{
+	struct env *e = &self->e;
+	const struct bpf_walk_record *r;
+	struct frames want;
+	int i;
+
+	if (!variant->bad)
+		SKIP(return, "the walk does not count this damage as bad data");
+	ASSERT_TRUE(bpf_attach(e->b, "on_syscall"));
+	ASSERT_TRUE(run_chain(_metadata, e, &want, "getppid"));
+	bpf_take(e->b);
+	ASSERT_EQ(0, bpf_ask(e->b, FRAMES_TO_LIB_B));
+	counts_read(&e->before);
+	ASSERT_TRUE(run_chain(_metadata, e, &want, "getppid"));
+	r = take_one(_metadata, e->b, BPF_WALK_SYSCALL);
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(FRAMES_TO_LIB_B * 8, r->len) {
+		TH_LOG("asked for %d entries, bpf_get_stack() returned %d bytes",
+		       FRAMES_TO_LIB_B, r->len);
+	}
+	for (i = 0; i < FRAMES_TO_LIB_B && i < want.n; i++) {
+		ASSERT_EQ(want.ips[i], r->ips[i]) {
+			TH_LOG("frame %d is %#llx, not %#lx", i, r->ips[i],
+			       want.ips[i]);
+		}
+	}
+	EXPECT_EQ(1, grew(e, COMPLETE)) {
+		TH_LOG("the short walk was not counted complete: bpf_complete +%lld, bpf_bad +%lld",
+		       grew(e, COMPLETE), grew(e, BAD));
+	}
+	EXPECT_EQ(1, grew(e, BAD)) {
+		TH_LOG("want bpf_bad +1 (bpf_get_stackid()'s walk), got +%lld",
+		       grew(e, BAD));
 	}
 }
 

@@ -29,10 +29,14 @@ enum bpf_walk_ctx {
 	BPF_WALK_CTX_NMI,
 };
 
-/* Which process the programs watch, and the system call of the chain. */
+/*
+ * Which process the programs watch, the system call of the chain, and the
+ * entries bpf_get_stack() asks for (0: BPF_WALK_FRAMES; fewer than that).
+ */
 struct bpf_walk_target {
 	__u32 tgid;
 	__s32 nr;
+	__u32 frames;
 };
 
 struct bpf_walk_record {
