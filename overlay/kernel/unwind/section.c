@@ -224,7 +224,8 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 	struct unwind_user_frame frame, fp_body = { };
 	struct unwind_user_map *m = NULL;
 	bool fp_ok = state->available_types & UNWIND_USER_TYPE_FP;
-	bool over = false, full, have_last = false, fp_fast = false;
+	enum unwind_user_step how = UNWIND_USER_STEP_RULE;
+	bool over = false, full, have_last = false;
 	enum unwind_user_top top = UNWIND_USER_TOP_NEXT;
 	bool topmost = state->topmost;
 	/* With cut_at_max, the entry whose rule is not needed: the last. */
@@ -264,7 +265,7 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 			topmost = false;
 			if (frame.type != UNWIND_USER_TYPE_FP)
 				hits++;
-			fp_fast = unwind_user_is_fp_body(&frame);
+			how = unwind_user_step_of(&frame);
 			goto step;
 		}
 		ip = state->ip - 1;
@@ -315,7 +316,7 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 		/* Without frame pointers, the walk ends there. */
 		if (frame.type == UNWIND_USER_TYPE_FP && !fp_ok)
 			break;
-		fp_fast = unwind_user_is_fp_body(&frame);
+		how = unwind_user_step_of(&frame);
 		last_ip = ip;
 		have_last = true;
 step:
@@ -328,9 +329,14 @@ step:
 			break;
 		}
 		state->current_type = frame.type;
-		/* Most frames of code built with frame pointers: the short step. */
-		if (fp_fast ? unwind_user_fp_step_insec(state) :
-			      __unwind_user_apply(state, &frame, true))
+		/* Most frames take a short step: frame pointers, or from sp. */
+		if (how == UNWIND_USER_STEP_FP)
+			ret = unwind_user_fp_step_insec(state);
+		else if (how == UNWIND_USER_STEP_SP)
+			ret = unwind_user_sp_step_insec(state, &frame);
+		else
+			ret = __unwind_user_apply(state, &frame, true);
+		if (ret)
 			break;
 		state->topmost = false;
 		if (frame.type == UNWIND_USER_TYPE_SFRAME)

@@ -249,13 +249,66 @@ efault:
 	return -EFAULT;
 }
 
-/* Whether @frame is the frame-pointer body rule of a native frame. */
-static __always_inline bool unwind_user_is_fp_body(const struct unwind_user_frame *frame)
+/*
+ * The step of a native frame by a rule from the stack pointer whose return
+ * address is the word below the CFA and whose caller's frame pointer is
+ * the word below that or not saved (UNWIND_USER_STEP_SP), inside the
+ * caller's user access section: __unwind_user_apply()'s checks and reads
+ * for such a rule, without the tests for what it does not have.
+ *
+ * Return: as unwind_user_fp_step_insec().
+ */
+static __always_inline int unwind_user_sp_step_insec(struct unwind_user_state *state,
+						     const struct unwind_user_frame *frame)
 {
-	return frame->use_fp && !frame->cfa_deref && !frame->fp_in_frame &&
-	       !frame->sigframe && frame->cfa_off == 2 * (int)sizeof(long) &&
-	       frame->ra_off == -(int)sizeof(long) &&
-	       frame->fp_off == -2 * (int)sizeof(long);
+	unsigned long sp = state->sp, cfa = sp + frame->cfa_off, fp = state->fp;
+	unsigned long __user *p;
+	unsigned long ra;
+
+	/* Aligned, and the caller's frame strictly above this one. */
+	if (((sp | cfa) & (sizeof(long) - 1)) || cfa <= sp) {
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+		return -EINVAL;
+	}
+	p = (unsigned long __user *)cfa - (frame->fp_off ? 2 : 1);
+	if (!access_ok(p, (unsigned long)cfa - (unsigned long)p)) {
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+		return -EINVAL;
+	}
+	p = mask_user_address(p);
+	if (frame->fp_off) {
+		unsafe_get_user(fp, p, efault);
+		p++;
+	}
+	unsafe_get_user(ra, p, efault);
+	state->ip = ra;
+	return unwind_user_take(state, cfa, fp);
+
+efault:
+	unwind_user_stop(state, UNWIND_USER_FAULT);
+	return -EFAULT;
+}
+
+/* Which step a native frame's rule takes in a user access section. */
+enum unwind_user_step {
+	UNWIND_USER_STEP_RULE,	/* __unwind_user_apply() */
+	UNWIND_USER_STEP_FP,	/* unwind_user_fp_step_insec(): the body rule */
+	UNWIND_USER_STEP_SP,	/* unwind_user_sp_step_insec() */
+};
+
+static __always_inline enum unwind_user_step
+unwind_user_step_of(const struct unwind_user_frame *frame)
+{
+	const int w = sizeof(long);
+
+	if (frame->cfa_deref || frame->fp_in_frame || frame->sigframe ||
+	    frame->ra_off != -w)
+		return UNWIND_USER_STEP_RULE;
+	if (frame->use_fp)
+		return frame->cfa_off == 2 * w && frame->fp_off == -2 * w ?
+		       UNWIND_USER_STEP_FP : UNWIND_USER_STEP_RULE;
+	return !frame->fp_off || frame->fp_off == -2 * w ?
+	       UNWIND_USER_STEP_SP : UNWIND_USER_STEP_RULE;
 }
 
 #endif /* _KERNEL_UNWIND_STEP_H */
