@@ -287,20 +287,23 @@ struct bpf_sums {
 	long c[NKEYS];
 };
 
-static void bpf_slice(int fd, int mode, int depth, long spins,
-		      struct bpf_slice *sl, struct bpf_sums *sum)
+/* A slice of mode @mode begins: the switch set, the sums cleared. */
+static void slice_begin(int mode, int depth, long *c0)
 {
-	struct bpf_stack_timing t;
-	long c0[NKEYS], c1[NKEYS], d[NKEYS];
-	int k;
-
 	set_tables(bpf_modes[mode].tables);
 	set_entries(asked(depth));
 	bpf_reset();
 	bpf_counters(c0);
-	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-	spin[mode](depth, spins);
-	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
+/* What the slice since slice_begin() took, into @sl (if kept) and @sum. */
+static void slice_end(const long *c0, struct bpf_slice *sl,
+		      struct bpf_sums *sum)
+{
+	struct bpf_stack_timing t;
+	long c1[NKEYS], d[NKEYS];
+	int k;
+
 	bpf_counters(c1);
 	bpf_timing(&t);
 	if (!sl)
@@ -319,6 +322,19 @@ static void bpf_slice(int fd, int mode, int depth, long spins,
 		sum->c[k] += d[k];
 }
 
+/* A slice of this program's own spin in mode @mode's library. */
+static void bpf_slice(int fd, int mode, int depth, long spins,
+		      struct bpf_slice *sl, struct bpf_sums *sum)
+{
+	long c0[NKEYS];
+
+	slice_begin(mode, depth, c0);
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	spin[mode](depth, spins);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	slice_end(c0, sl, sum);
+}
+
 /* The median of the rounds' own ratios of ns per frame: drift cancels. */
 static double ratio(const struct bpf_slice *a, const struct bpf_slice *b,
 		    int rounds)
@@ -331,13 +347,48 @@ static double ratio(const struct bpf_slice *a, const struct bpf_slice *b,
 	return median(v, rounds);
 }
 
+/* The rows of mode @m in case @name, from its slices @sl[m][0..rounds). */
+static void emit_cost(const char *name, int m,
+		      struct bpf_slice sl[BPF_MODES][BPF_ROUNDS],
+		      const struct bpf_sums *s, int rounds)
+{
+	const char *mode = bpf_modes[m].name;
+	double v[BPF_ROUNDS];
+	int r;
+
+	if (s->errors)
+		fprintf(stderr, "deferred_bench: bpf: %s, %s: %.0f errors\n",
+			name, mode, s->errors);
+	for (r = 0; r < rounds; r++)
+		v[r] = sl[m][r].ns_per_call / 1000;
+	emit("bpf", name, mode, "us_per_call", median(v, rounds));
+	for (r = 0; r < rounds; r++)
+		v[r] = sl[m][r].ns_per_frame;
+	emit("bpf", name, mode, "ns_per_frame", median(v, rounds));
+	emit("bpf", name, mode, "frames_per_call",
+	     s->calls ? s->frames / s->calls : 0);
+	emit("bpf", name, mode, "short_pct",
+	     s->calls ? 100 * s->short_calls / s->calls : 0);
+	emit("bpf", name, mode, "clock_read_ns",
+	     s->calls ? s->clock_ns / s->calls : 0);
+	emit("bpf", name, mode, "calls", s->calls);
+	if (bpf_modes[m].tables)
+		emit("bpf", name, mode, "unmet_pct",
+		     s->c[WALKS] > 0 ? 100.0 * s->c[UNMET] / s->c[WALKS] : 0);
+	if (m > STOCK_FP)
+		emit("bpf", name, mode, "x_stock_fp_per_frame",
+		     ratio(sl[m], sl[STOCK_FP], rounds));
+	if (m > FP)
+		emit("bpf", name, mode, "x_fp_per_frame",
+		     ratio(sl[m], sl[FP], rounds));
+}
+
 static void bpf_cost(long spins_per_ms)
 {
 	int rounds = smoke ? 1 : BPF_ROUNDS, di, m, r, i;
 	long spins = spins_per_ms * (smoke ? 5 : BPF_SLICE_MS);
 	static struct bpf_slice sl[BPF_DEPTHS][BPF_MODES][BPF_ROUNDS];
 	struct bpf_sums sum[BPF_DEPTHS][BPF_MODES] = { };
-	double v[BPF_ROUNDS];
 	char name[32];
 	int fd;
 
@@ -359,37 +410,68 @@ static void bpf_cost(long spins_per_ms)
 
 	for (di = 0; di < BPF_DEPTHS; di++) {
 		snprintf(name, sizeof(name), "depth=%d", bpf_depths[di]);
-		for (m = 0; m < BPF_MODES; m++) {
-			struct bpf_sums *s = &sum[di][m];
-			const char *mode = bpf_modes[m].name;
+		for (m = 0; m < BPF_MODES; m++)
+			emit_cost(name, m, sl[di], &sum[di][m], rounds);
+	}
+}
 
-			if (s->errors)
-				fprintf(stderr, "deferred_bench: bpf: %s, depth %d: %.0f errors\n",
-					mode, bpf_depths[di], s->errors);
-			for (r = 0; r < rounds; r++)
-				v[r] = sl[di][m][r].ns_per_call / 1000;
-			emit("bpf", name, mode, "us_per_call", median(v, rounds));
-			for (r = 0; r < rounds; r++)
-				v[r] = sl[di][m][r].ns_per_frame;
-			emit("bpf", name, mode, "ns_per_frame", median(v, rounds));
-			emit("bpf", name, mode, "frames_per_call",
-			     s->calls ? s->frames / s->calls : 0);
-			emit("bpf", name, mode, "short_pct",
-			     s->calls ? 100 * s->short_calls / s->calls : 0);
-			emit("bpf", name, mode, "clock_read_ns",
-			     s->calls ? s->clock_ns / s->calls : 0);
-			emit("bpf", name, mode, "calls", s->calls);
-			if (bpf_modes[m].tables)
-				emit("bpf", name, mode, "unmet_pct",
-				     s->c[WALKS] > 0 ?
-				     100.0 * s->c[UNMET] / s->c[WALKS] : 0);
-			if (m > STOCK_FP)
-				emit("bpf", name, mode, "x_stock_fp_per_frame",
-				     ratio(sl[di][m], sl[di][STOCK_FP], rounds));
-			if (m > FP)
-				emit("bpf", name, mode, "x_fp_per_frame",
-				     ratio(sl[di][m], sl[di][FP], rounds));
+/*
+ * A process with no table at all (case "no-table process,depth=N"):
+ * spin-fp-static, which harness/bench links statically with frame pointers,
+ * no unwind tables and no .eh_frame_hdr, spins at the bottom of the chain
+ * in a child, sampled with the switch off (stock-fp) and on (fp) in turns
+ * of a slice each, as bpf_cost() samples this program. Its first walk with
+ * the switch on asks for a warm-up, which finds that none of its files has
+ * a table: from then on its walks are those of frame pointers alone. The
+ * child shares CPU 0 with this program, which sleeps while a slice runs.
+ */
+static void bpf_no_table(const char *dir)
+{
+	int rounds = smoke ? 1 : BPF_ROUNDS, slice_ms = smoke ? 5 : BPF_SLICE_MS;
+	static struct bpf_slice sl[BPF_DEPTHS][BPF_MODES][BPF_ROUNDS];
+	struct bpf_sums sum[BPF_DEPTHS][BPF_MODES] = { };
+	static const int modes[] = { STOCK_FP, FP };
+	char path[PATH_MAX + 32], arg[16], name[48];
+	long c0[NKEYS];
+	int di, r, i, m, fd, status;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/spin-fp-static", dir);
+	for (di = 0; di < BPF_DEPTHS; di++) {
+		snprintf(arg, sizeof(arg), "%d", bpf_depths[di]);
+		pid = fork();
+		if (pid < 0)
+			die("fork");
+		if (!pid) {
+			execl(path, path, arg, (char *)NULL);
+			_exit(127);
 		}
+		fd = bpf_event_open(pid, BPF_PERIOD, 0);
+		/* round -1 takes the warm-up; it is not kept */
+		for (r = -1; r < rounds; r++) {
+			for (i = 0; i < 2; i++) {
+				m = modes[r % 2 ? 1 - i : i];
+				slice_begin(m, bpf_depths[di], c0);
+				ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+				usleep(slice_ms * 1000);
+				ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+				slice_end(c0, r < 0 ? NULL : &sl[di][m][r],
+					  &sum[di][m]);
+			}
+		}
+		close(fd);
+		kill(pid, SIGKILL);
+		if (waitpid(pid, &status, 0) != pid || !WIFSIGNALED(status))
+			die("spin-fp-static did not run");
+	}
+	set_tables(1);
+
+	for (di = 0; di < BPF_DEPTHS; di++) {
+		snprintf(name, sizeof(name), "no-table process,depth=%d",
+			 bpf_depths[di]);
+		for (i = 0; i < 2; i++)
+			emit_cost(name, modes[i], sl[di], &sum[di][modes[i]],
+				  rounds);
 	}
 }
 
@@ -832,6 +914,7 @@ void bench_bpf(void)
 		spins_per_ms = 1;
 
 	bpf_cost(spins_per_ms);
+	bpf_no_table(dir);
 	/* the warm-ups' task work, in the children */
 	if (probes_setup(true)) {
 		probes_teardown();
