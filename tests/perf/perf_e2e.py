@@ -516,7 +516,19 @@ class Tests:
         items, err = script(data)
         pause = [it for it in items if 'sys_enter_pause' in it['head']]
         if len(pause) != 1:
-            raise Failed('expected one sys_enter_pause sample, got %d' % len(pause))
+            # What was written, and what perf script made of it: a sample
+            # never recorded, or one that perf script did not print.
+            raw = run([PERF, 'script', '-D', '-i', data], check=False)[0]
+            keep = os.environ.get('RESULTS')
+            if keep:
+                with open(os.path.join(keep, 'missing-record.dump'), 'w') as f:
+                    f.write(raw)
+            raise Failed('expected one sys_enter_pause sample, got %d; the file holds %d '
+                         'PERF_RECORD_SAMPLE and %d deferred records (%s); perf script '
+                         'said: %s; its last items: %s' %
+                         (len(pause), raw.count('PERF_RECORD_SAMPLE'),
+                          raw.count('CALLCHAIN_DEFERRED'), stats(data), err.strip()[-300:],
+                          [it['head'] for it in items[-3:]]))
         if not pause[0].get('missing'):
             raise Failed('the pause(2) sample does not say its user part never came: %s' %
                          pause[0]['notes'])

@@ -75,6 +75,13 @@ struct unwind_mm_rule {
 #define UNWIND_RULE_CFA_DEREF	BIT(1)
 #define UNWIND_RULE_FP_IN_FRAME	BIT(2)
 #define UNWIND_RULE_SIGFRAME	BIT(3)
+/*
+ * Bits 4 and 5: the step a native frame with the rule takes in a user
+ * access section (enum unwind_user_step in step.h), worked out once when
+ * the rule is remembered rather than on every use.
+ */
+#define UNWIND_RULE_STEP_SHIFT	4
+#define UNWIND_RULE_STEP_MASK	(3 << UNWIND_RULE_STEP_SHIFT)
 
 /*
  * A rule of type UNWIND_USER_TYPE_NONE marks the outermost frame; one of
@@ -139,10 +146,14 @@ unwind_rule_set(struct sframe_mm *c, unsigned long ip)
 			 hash_long(ip, ilog2(UNWIND_MM_RULE_SETS))];
 }
 
-/* Read one slot: true with *@frame when it holds @ip's rule for @tag. */
+/*
+ * Read one slot: true with *@frame (and *@step, when asked for) when it
+ * holds @ip's rule for @tag.
+ */
 static __always_inline bool unwind_rule_read(struct unwind_mm_rule *r,
 					     unsigned long ip, u64 tag,
-					     struct unwind_user_frame *frame)
+					     struct unwind_user_frame *frame,
+					     u8 *step)
 {
 	u32 seq;
 	u8 flags;
@@ -163,6 +174,8 @@ static __always_inline bool unwind_rule_read(struct unwind_mm_rule *r,
 	frame->cfa_deref = flags & UNWIND_RULE_CFA_DEREF;
 	frame->fp_in_frame = flags & UNWIND_RULE_FP_IN_FRAME;
 	frame->sigframe = flags & UNWIND_RULE_SIGFRAME;
+	if (step)
+		*step = (flags & UNWIND_RULE_STEP_MASK) >> UNWIND_RULE_STEP_SHIFT;
 	/* Read it all before the check that no writer came by. */
 	smp_rmb();
 	return READ_ONCE(r->seq) == seq;
@@ -174,6 +187,8 @@ static __always_inline bool unwind_rule_read(struct unwind_mm_rule *r,
  * @ip: the address (a return address minus one, or an interrupted IP)
  * @tag: unwind_rule_tag() of the file mapping @ip was found in
  * @frame: filled on a hit
+ * @step: NULL, or filled on a hit with the step a native frame with the
+ *	  rule takes (enum unwind_user_step)
  *
  * Context: any, NMI included, user access sections included: takes no
  * lock, calls nothing and writes nothing shared.
@@ -182,13 +197,14 @@ static __always_inline bool unwind_rule_read(struct unwind_mm_rule *r,
  */
 static __always_inline bool unwind_rule_get(struct sframe_mm *c,
 					    unsigned long ip, u64 tag,
-					    struct unwind_user_frame *frame)
+					    struct unwind_user_frame *frame,
+					    u8 *step)
 {
 	struct unwind_mm_rule *set = unwind_rule_set(c, ip);
 	unsigned int w;
 
 	for (w = 0; w < UNWIND_MM_RULE_WAYS; w++) {
-		if (unwind_rule_read(&set[w], ip, tag, frame))
+		if (unwind_rule_read(&set[w], ip, tag, frame, step))
 			return true;
 	}
 	return false;

@@ -20,6 +20,7 @@
 #include <linux/unwind_user.h>
 
 #include "mm_cache.h"
+#include "step.h"
 
 /*
  * Fill the slot @r, unless another writer has it: the next lookup then
@@ -44,12 +45,16 @@ static void unwind_rule_fill(struct unwind_mm_rule *r, unsigned long ip,
 	smp_store_release(&r->seq, seq + 2);
 }
 
+/* The step is that of a native frame; compat rules are never stepped so. */
 static u8 unwind_rule_flags(const struct unwind_user_frame *frame)
 {
+	BUILD_BUG_ON(UNWIND_USER_STEP_SP >
+		     UNWIND_RULE_STEP_MASK >> UNWIND_RULE_STEP_SHIFT);
 	return (frame->use_fp ? UNWIND_RULE_USE_FP : 0) |
 	       (frame->cfa_deref ? UNWIND_RULE_CFA_DEREF : 0) |
 	       (frame->fp_in_frame ? UNWIND_RULE_FP_IN_FRAME : 0) |
-	       (frame->sigframe ? UNWIND_RULE_SIGFRAME : 0);
+	       (frame->sigframe ? UNWIND_RULE_SIGFRAME : 0) |
+	       unwind_user_step_of(frame) << UNWIND_RULE_STEP_SHIFT;
 }
 
 /* Which way of a full set the next new rule takes, per CPU: in turn. */
@@ -294,7 +299,7 @@ int unwind_tables_rule(struct unwind_user_state *state, unsigned long ip,
 		c = smp_load_acquire(&current->mm->sframe_cache);
 		tag = unwind_rule_tag(m->id, state->available_types, state->ws);
 		/* Frame pointers at the interrupted IP start with a prologue. */
-		if (unwind_rule_get(c, ip, tag, frame) &&
+		if (unwind_rule_get(c, ip, tag, frame, NULL) &&
 		    !(state->topmost && frame->type == UNWIND_USER_TYPE_FP)) {
 			sframe_stat_add(SFRAME_STAT_ROW_HITS, 1);
 			return unwind_rule_result(frame);

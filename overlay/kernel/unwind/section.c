@@ -107,6 +107,11 @@ bool unwind_user_fp_walk(struct unwind_user_state *state,
 			 struct unwind_stacktrace *trace,
 			 unsigned int max_entries)
 {
+	/* In locals while the loop runs; stored back when it ends. */
+	unsigned long *entries = trace->entries;
+	unsigned int nr = trace->nr;
+	/* With cut_at_max, no frame is looked for past the last entry. */
+	unsigned int cut = state->cut_at_max ? max_entries : UINT_MAX;
 	struct unwind_user_frame top;
 	bool full;
 
@@ -122,11 +127,13 @@ bool unwind_user_fp_walk(struct unwind_user_state *state,
 		state->topmost = false;
 		/* Before the prologue or at a "ret": no frame of its own. */
 		if (!top.use_fp) {
-			full = trace->nr == max_entries;
+			full = nr == max_entries;
 			if (!full)
-				trace->entries[trace->nr++] = state->ip;
-			if (unwind_user_cut(state, trace, max_entries))
+				entries[nr++] = state->ip;
+			if (nr >= cut) {
+				unwind_user_stop(state, UNWIND_USER_TRUNCATED);
 				goto out;
+			}
 			if (__unwind_user_apply(state, &top, true))
 				goto out;
 			if (full) {
@@ -136,11 +143,14 @@ bool unwind_user_fp_walk(struct unwind_user_state *state,
 		}
 	}
 	for (;;) {
-		full = trace->nr == max_entries;
+		full = nr == max_entries;
 		if (!full)
-			trace->entries[trace->nr++] = state->ip;
-		if (unwind_user_cut(state, trace, max_entries) ||
-		    unwind_user_fp_step_insec(state))
+			entries[nr++] = state->ip;
+		if (nr >= cut) {
+			unwind_user_stop(state, UNWIND_USER_TRUNCATED);
+			break;
+		}
+		if (unwind_user_fp_step_insec(state))
 			break;
 		/* Only a frame that really exists makes this a cut. */
 		if (full) {
@@ -150,6 +160,7 @@ bool unwind_user_fp_walk(struct unwind_user_state *state,
 	}
 out:
 	user_read_access_end();
+	trace->nr = nr;
 	return true;
 }
 
@@ -177,7 +188,7 @@ enum unwind_user_top {
 static enum unwind_user_top
 unwind_user_table_topmost(struct unwind_user_state *state,
 			  struct sframe_mm *c, struct unwind_user_map **map,
-			  u64 *tag, struct unwind_user_frame *frame)
+			  u64 *tag, struct unwind_user_frame *frame, u8 *step)
 {
 	unsigned long ip = state->ip;
 	struct unwind_user_map *m;
@@ -193,7 +204,7 @@ unwind_user_table_topmost(struct unwind_user_state *state,
 		return (state->available_types & UNWIND_USER_TYPE_FP) &&
 		       unwind_user_fp_window(state) ?
 		       UNWIND_USER_TOP_TEXT : UNWIND_USER_TOP_NEXT;
-	if (unwind_rule_get(c, ip, *tag, frame) &&
+	if (unwind_rule_get(c, ip, *tag, frame, step) &&
 	    frame->type != UNWIND_USER_TYPE_FP && !frame->sigframe)
 		return UNWIND_USER_TOP_RULE;
 	return UNWIND_USER_TOP_NEXT;
@@ -220,24 +231,34 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 {
 	/* Pairs with the cmpxchg_release() that set the table up. */
 	struct sframe_mm *c = smp_load_acquire(&current->mm->sframe_cache);
-	unsigned int nr_sframe = 0, nr_eh = 0, nr_fp = 0, hits = 0;
 	struct unwind_user_frame frame, fp_body = { };
 	struct unwind_user_map *m = NULL;
 	bool fp_ok = state->available_types & UNWIND_USER_TYPE_FP;
-	enum unwind_user_step how = UNWIND_USER_STEP_RULE;
-	bool over = false, full, have_last = false;
+	/* The step of the current frame's rule (enum unwind_user_step). */
+	u8 step = UNWIND_USER_STEP_RULE;
 	enum unwind_user_top top = UNWIND_USER_TOP_NEXT;
-	bool topmost = state->topmost;
+	bool topmost = state->topmost, over = false, full;
+	/* In locals while the loop runs; stored back when it ends. */
+	unsigned long *entries = trace->entries;
+	unsigned int nr = trace->nr;
 	/* With cut_at_max, the entry whose rule is not needed: the last. */
 	unsigned int last = state->cut_at_max ? max_entries - 1 : UINT_MAX;
-	unsigned long ip, last_ip = 0;
+	/* Frames stepped, by method: frame pointers, SFrame, .eh_frame. */
+	unsigned int steps[3] = { }, hits = 0;
+	/* No IP looked up yet: a caller's (a return address - 1) never is. */
+	unsigned long ip, last_ip = ULONG_MAX;
+	u8 type = UNWIND_USER_TYPE_NONE;
 	u64 tag = 0;
 	int ret, err = 0;
 
+	BUILD_BUG_ON(UNWIND_USER_TYPE_FP >> 1 != 0 ||
+		     UNWIND_USER_TYPE_SFRAME >> 1 != 1 ||
+		     UNWIND_USER_TYPE_EH_FRAME >> 1 != 2);
 	if (!c)
 		return false;
 	if (topmost) {
-		top = unwind_user_table_topmost(state, c, &m, &tag, &frame);
+		top = unwind_user_table_topmost(state, c, &m, &tag, &frame,
+						&step);
 		if (top == UNWIND_USER_TOP_NEXT)
 			return false;
 	}
@@ -252,25 +273,27 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 		return false;
 	}
 	for (;;) {
-		/* The last entry needs no rule: store it and stop. */
-		if (trace->nr >= last) {
-			if (trace->nr < max_entries)
-				trace->entries[trace->nr++] = state->ip;
-			unwind_user_cut(state, trace, max_entries);
+		/* The last entry needs no rule: store it and stop, cut. */
+		if (nr >= last) {
+			if (nr < max_entries)
+				entries[nr++] = state->ip;
+			unwind_user_stop(state, UNWIND_USER_TRUNCATED);
 			over = true;
 			break;
 		}
 		/* Its rule is found; it is no caller: not one to reuse. */
 		if (topmost) {
 			topmost = false;
+			/* Frame pointers by the text: the step of the rule. */
 			if (frame.type != UNWIND_USER_TYPE_FP)
 				hits++;
-			how = unwind_user_step_of(&frame);
+			else
+				step = unwind_user_step_of(&frame);
 			goto step;
 		}
 		ip = state->ip - 1;
 		/* Recursion: the frame below had the same rule. */
-		if (have_last && ip == last_ip) {
+		if (ip == last_ip) {
 			hits++;
 			goto step;
 		}
@@ -290,7 +313,8 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 		}
 		if (!m->id) {
 			frame = fp_body;
-		} else if (unwind_rule_get(c, ip, tag, &frame)) {
+			step = UNWIND_USER_STEP_FP;
+		} else if (unwind_rule_get(c, ip, tag, &frame, &step)) {
 			if (frame.sigframe)
 				break;
 			hits++;
@@ -312,39 +336,32 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 				err = ret;
 				break;
 			}
+			step = unwind_user_step_of(&frame);
 		}
 		/* Without frame pointers, the walk ends there. */
 		if (frame.type == UNWIND_USER_TYPE_FP && !fp_ok)
 			break;
-		how = unwind_user_step_of(&frame);
 		last_ip = ip;
-		have_last = true;
 step:
-		full = trace->nr == max_entries;
+		full = nr == max_entries;
 		if (!full)
-			trace->entries[trace->nr++] = state->ip;
+			entries[nr++] = state->ip;
 		over = true;
 		if (frame.type == UNWIND_USER_TYPE_NONE) {
 			unwind_user_stop(state, UNWIND_USER_END);
 			break;
 		}
-		state->current_type = frame.type;
 		/* Most frames take a short step: frame pointers, or from sp. */
-		if (how == UNWIND_USER_STEP_FP)
+		if (step == UNWIND_USER_STEP_FP)
 			ret = unwind_user_fp_step_insec(state);
-		else if (how == UNWIND_USER_STEP_SP)
+		else if (step == UNWIND_USER_STEP_SP)
 			ret = unwind_user_sp_step_insec(state, &frame);
 		else
 			ret = __unwind_user_apply(state, &frame, true);
 		if (ret)
 			break;
-		state->topmost = false;
-		if (frame.type == UNWIND_USER_TYPE_SFRAME)
-			nr_sframe++;
-		else if (frame.type == UNWIND_USER_TYPE_EH_FRAME)
-			nr_eh++;
-		else
-			nr_fp++;
+		type = frame.type;
+		steps[type >> 1]++;
 		/* Only a frame that really exists makes this a cut. */
 		if (full) {
 			unwind_user_stop(state, UNWIND_USER_TRUNCATED);
@@ -353,6 +370,12 @@ step:
 		over = false;
 	}
 	user_read_access_end();
+	trace->nr = nr;
+	/* The current frame is a caller, found by the last step's method. */
+	if (type) {
+		state->topmost = false;
+		state->current_type = type;
+	}
 
 	/* A failed lookup ends the walk at this frame, for its reason. */
 	if (err) {
@@ -363,11 +386,11 @@ step:
 	}
 
 	sframe_stat_add(SFRAME_STAT_ROW_HITS, hits);
-	sframe_stat_add(SFRAME_STAT_FRAMES, nr_sframe);
-	sframe_stat_add(SFRAME_STAT_FP_FRAMES, nr_fp);
+	sframe_stat_add(SFRAME_STAT_FRAMES, steps[UNWIND_USER_TYPE_SFRAME >> 1]);
+	sframe_stat_add(SFRAME_STAT_FP_FRAMES, steps[UNWIND_USER_TYPE_FP >> 1]);
 #ifdef CONFIG_UNWIND_USER_EH_FRAME
-	if (nr_eh)
-		eh_frame_count_frames(nr_eh);
+	if (steps[UNWIND_USER_TYPE_EH_FRAME >> 1])
+		eh_frame_count_frames(steps[UNWIND_USER_TYPE_EH_FRAME >> 1]);
 #endif
 	return over;
 }

@@ -205,16 +205,20 @@ fail:
 static __always_inline int unwind_user_fp_check(const struct unwind_user_state *state,
 						unsigned long *cfa)
 {
-	unsigned long fp = state->fp, size = 2 * sizeof(long);
+	unsigned long fp = state->fp;
 
 	if (!fp)
 		return UNWIND_USER_END;
 	if (fp < state->sp || (fp & (sizeof(long) - 1)))
 		return UNWIND_USER_BAD_FRAME;
-	*cfa = fp + size;
-	/* The range check unwind_user_read_words() makes, size unknown. */
-	OPTIMIZER_HIDE_VAR(size);
-	if (*cfa <= state->sp || !access_ok((void __user *)fp, size))
+	/*
+	 * The range check unwind_user_read_words() makes for the frame's two
+	 * words (access_ok() of a size it does not know): their end neither
+	 * wraps nor passes the user address limit. With the frame pointer
+	 * at or above the stack pointer, that end, the CFA, lies above it.
+	 */
+	*cfa = fp + 2 * sizeof(long);
+	if (*cfa < fp || !access_ok((void __user *)*cfa, 0))
 		return UNWIND_USER_BAD_FRAME;
 	return -1;
 }
