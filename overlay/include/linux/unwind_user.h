@@ -2,6 +2,7 @@
 #ifndef _LINUX_UNWIND_USER_H
 #define _LINUX_UNWIND_USER_H
 
+#include <linux/compiler.h>
 #include <linux/unwind_user_types.h>
 
 #ifdef CONFIG_UNWIND_USER
@@ -22,7 +23,21 @@ static inline unsigned int unwind_user_table_types(unsigned int ws)
 				    UNWIND_USER_TYPE_EH_FRAME;
 }
 
-unsigned int unwind_user_methods(void);
+extern unsigned int unwind_user_enabled;
+
+/**
+ * unwind_user_methods - the methods user stack walks may use
+ *
+ * Context: any.
+ *
+ * Return: the enum unwind_user_type bits of the methods built in and
+ * turned on (kernel/unwind/methods.c).
+ */
+static inline unsigned int unwind_user_methods(void)
+{
+	return READ_ONCE(unwind_user_enabled);
+}
+
 unsigned int unwind_user_methods_built(void);
 int unwind_user_set_methods(unsigned int methods);
 unsigned int unwind_user_work_budget(void);

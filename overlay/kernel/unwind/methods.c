@@ -18,7 +18,8 @@
 	 (IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) ? UNWIND_USER_TYPE_SFRAME : 0) | \
 	 (IS_ENABLED(CONFIG_UNWIND_USER_EH_FRAME) ? UNWIND_USER_TYPE_EH_FRAME : 0))
 
-static unsigned int unwind_user_enabled __read_mostly = UNWIND_USER_TYPES_BUILT;
+/* Read by unwind_user_methods(), inline: every walk starts with it. */
+unsigned int unwind_user_enabled __read_mostly = UNWIND_USER_TYPES_BUILT;
 
 /*
  * The table work one walk may do (rows and instructions decoded, reads of
@@ -29,19 +30,6 @@ static unsigned int unwind_user_enabled __read_mostly = UNWIND_USER_TYPES_BUILT;
 #define UNWIND_USER_BUDGET_DEFAULT	BIT(20)
 
 static unsigned int unwind_user_budget __read_mostly = UNWIND_USER_BUDGET_DEFAULT;
-
-/**
- * unwind_user_methods - the methods user stack walks may use
- *
- * Context: any.
- *
- * Return: the enum unwind_user_type bits of the methods built in and
- * turned on.
- */
-unsigned int unwind_user_methods(void)
-{
-	return READ_ONCE(unwind_user_enabled);
-}
 
 /**
  * unwind_user_methods_built - the methods this kernel was built with

@@ -165,6 +165,17 @@ out:
 }
 
 #ifdef CONFIG_UNWIND_USER_SFRAME
+/* The frame-pointer rule of a native function's body, where no table has one. */
+static __always_inline void unwind_user_fp_body(struct unwind_user_frame *frame)
+{
+	frame->cfa_deref = false;
+	frame->fp_in_frame = false;
+	frame->sigframe = false;
+	frame->type = UNWIND_USER_TYPE_FP;
+	arch_unwind_user_fp_frame(frame, ARCH_UNWIND_USER_FP_BODY,
+				  sizeof(long));
+}
+
 /* How unwind_user_table_topmost() found the interrupted frame's rule. */
 enum unwind_user_top {
 	UNWIND_USER_TOP_NEXT,	/* it did not: unwind_user_next() steps it */
@@ -231,7 +242,7 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 {
 	/* Pairs with the cmpxchg_release() that set the table up. */
 	struct sframe_mm *c = smp_load_acquire(&current->mm->sframe_cache);
-	struct unwind_user_frame frame, fp_body = { };
+	struct unwind_user_frame frame;
 	struct unwind_user_map *m = NULL;
 	bool fp_ok = state->available_types & UNWIND_USER_TYPE_FP;
 	/* The step of the current frame's rule (enum unwind_user_step). */
@@ -262,15 +273,21 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 		if (top == UNWIND_USER_TOP_NEXT)
 			return false;
 	}
-	arch_unwind_user_fp_frame(&fp_body, ARCH_UNWIND_USER_FP_BODY,
-				  sizeof(long));
-	fp_body.type = UNWIND_USER_TYPE_FP;
 	/* Opens the section; each read masks its own address. */
 	masked_user_access_begin((void __user *)state->sp);
 	if (top == UNWIND_USER_TOP_TEXT &&
 	    !unwind_user_fp_topmost_insec(state, &frame)) {
 		user_read_access_end();
 		return false;
+	}
+	/* The interrupted frame's rule is found; it is no caller to reuse. */
+	if (topmost && nr < last) {
+		/* Frame pointers by the text: the step of the rule. */
+		if (frame.type != UNWIND_USER_TYPE_FP)
+			hits++;
+		else
+			step = unwind_user_step_of(&frame);
+		goto rule;
 	}
 	for (;;) {
 		/* The last entry needs no rule: store it and stop, cut. */
@@ -280,16 +297,6 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 			unwind_user_stop(state, UNWIND_USER_TRUNCATED);
 			over = true;
 			break;
-		}
-		/* Its rule is found; it is no caller: not one to reuse. */
-		if (topmost) {
-			topmost = false;
-			/* Frame pointers by the text: the step of the rule. */
-			if (frame.type != UNWIND_USER_TYPE_FP)
-				hits++;
-			else
-				step = unwind_user_step_of(&frame);
-			goto step;
 		}
 		ip = state->ip - 1;
 		/* Recursion: the frame below had the same rule. */
@@ -312,7 +319,7 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 					      sizeof(long));
 		}
 		if (!m->id) {
-			frame = fp_body;
+			unwind_user_fp_body(&frame);
 			step = UNWIND_USER_STEP_FP;
 		} else if (unwind_rule_get(c, ip, tag, &frame, &step)) {
 			if (frame.sigframe)
@@ -326,7 +333,7 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 				cond_resched();
 			masked_user_access_begin((void __user *)state->sp);
 			if (ret == -ENOENT) {
-				frame = fp_body;
+				unwind_user_fp_body(&frame);
 			} else if (ret == SFRAME_OUTERMOST) {
 				frame.type = UNWIND_USER_TYPE_NONE;
 			} else if (ret == -ESTALE || (!ret && frame.sigframe)) {
@@ -342,15 +349,20 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 		if (frame.type == UNWIND_USER_TYPE_FP && !fp_ok)
 			break;
 		last_ip = ip;
+rule:
+		/* The outermost frame: stored, and nothing past it. */
+		if (frame.type == UNWIND_USER_TYPE_NONE) {
+			if (nr < max_entries)
+				entries[nr++] = state->ip;
+			unwind_user_stop(state, UNWIND_USER_END);
+			over = true;
+			break;
+		}
 step:
 		full = nr == max_entries;
 		if (!full)
 			entries[nr++] = state->ip;
 		over = true;
-		if (frame.type == UNWIND_USER_TYPE_NONE) {
-			unwind_user_stop(state, UNWIND_USER_END);
-			break;
-		}
 		/* Most frames take a short step: frame pointers, or from sp. */
 		if (step == UNWIND_USER_STEP_FP)
 			ret = unwind_user_fp_step_insec(state);

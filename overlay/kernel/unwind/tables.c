@@ -487,14 +487,14 @@ int unwind_tables_map(struct unwind_user_state *state, unsigned long ip,
 	unsigned int seq;
 	int ret;
 
-	if (state->nofault) {
-		if (!c || !unwind_range_get(c, state->mm_seq, ip, &r))
-			return -EAGAIN;
-		sframe_stat_add(SFRAME_STAT_CACHE_HITS, 1);
-	} else if (c && unwind_mm_seq(mm, &seq) &&
-		   unwind_range_get(c, seq, ip, &r)) {
+	/* A walk in an interrupt relies on the sequence it started with. */
+	seq = state->mm_seq;
+	if (c && (state->nofault || unwind_mm_seq(mm, &seq)) &&
+	    unwind_range_get(c, seq, ip, &r)) {
 		sframe_stat_add(SFRAME_STAT_CACHE_HITS, 1);
 	} else {
+		if (state->nofault)
+			return -EAGAIN;
 		might_fault();
 		c = sframe_mm_get(mm);
 		if (!c)
