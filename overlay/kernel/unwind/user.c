@@ -476,7 +476,7 @@ int unwind_user_walk(struct unwind_user_state *state,
 #endif
 		if (trace->nr == max_entries) {
 			/* Only a frame that really exists makes this a cut. */
-			if (state->cut_at_max || !unwind_user_next(state))
+			if (!unwind_user_next(state))
 				unwind_user_stop(state, UNWIND_USER_TRUNCATED);
 			break;
 		}

@@ -5,6 +5,7 @@
 #include <linux/minmax.h>
 #include <linux/string.h>
 #include <linux/types.h>
+#include <linux/unaligned.h>
 #include <linux/unwind_user_types.h>
 #include <asm/ptrace.h>
 
@@ -59,6 +60,39 @@ arch_unwind_user_match_mov(const u8 *insn, unsigned int len, unsigned int ws)
 	return a < 0 || b < 0 ? -1 : 0;
 }
 
+/* mov %sp,%bp in the low bytes of @x, in either encoding (see below). */
+static __always_inline bool arch_unwind_user_word_mov(u64 x, unsigned int ws)
+{
+	if (ws == 8)
+		return (x & 0xffffff) == 0xe58948 || (x & 0xffffff) == 0xec8b48;
+	return (x & 0xffff) == 0xe589 || (x & 0xffff) == 0xec8b;
+}
+
+/*
+ * arch_unwind_user_fp_prologue() where all its text was read: the eight
+ * bytes from the IP on as a little-endian word @w, the byte before it
+ * @prev. The same answers, by a few compares of words.
+ */
+static __always_inline enum arch_unwind_user_fp_at
+arch_unwind_user_fp_prologue_word(u64 w, u8 prev, unsigned int ws)
+{
+	bool endbr = false;
+
+	if ((u8)w == 0xc3 || (u8)w == 0xc2)
+		return ARCH_UNWIND_USER_FP_ENTRY;
+	if ((u32)w == (ws == 8 ? 0xfa1e0ff3 : 0xfb1e0ff3)) {
+		w >>= 32;
+		endbr = true;
+	}
+	if ((u8)w == 0x55 || (u8)w == 0xcc)
+		return arch_unwind_user_word_mov(w >> 8, ws) ?
+		       ARCH_UNWIND_USER_FP_ENTRY : ARCH_UNWIND_USER_FP_BODY;
+	if (endbr || !arch_unwind_user_word_mov(w, ws))
+		return ARCH_UNWIND_USER_FP_BODY;
+	return prev == 0x55 || prev == 0xcc ?
+	       ARCH_UNWIND_USER_FP_PUSHED : ARCH_UNWIND_USER_FP_BODY;
+}
+
 /*
  * Classify the instruction the interrupted frame stopped at, from the text
  * around it: @len bytes from the IP on at @insn and @before bytes before it
@@ -88,6 +122,10 @@ arch_unwind_user_fp_prologue(const u8 *insn, unsigned int before,
 	static const u8 endbr32[] = { 0xf3, 0x0f, 0x1e, 0xfb };
 	int endbr, mov;
 
+	/* The whole window, as the walk's user access section reads it. */
+	if (before >= 1 && len >= sizeof(u64))
+		return arch_unwind_user_fp_prologue_word(get_unaligned_le64(insn),
+							 insn[-1], ws);
 	if (!len)
 		return ARCH_UNWIND_USER_FP_UNKNOWN;
 	/* ret; ret $imm16 */
