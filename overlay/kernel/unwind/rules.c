@@ -209,8 +209,7 @@ static void unwind_rule_remember(struct sframe_mm *c, unsigned long ip,
 		unwind_rule_put(c, ip, tag, &f);
 		break;
 	case -ENOENT:
-		arch_unwind_user_fp_frame(&f, ARCH_UNWIND_USER_FP_BODY, ws);
-		f.type = UNWIND_USER_TYPE_FP;
+		unwind_user_fp_rule(&f, ARCH_UNWIND_USER_FP_BODY, ws);
 		unwind_rule_put(c, ip, tag, &f);
 		break;
 	}

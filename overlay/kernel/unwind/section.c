@@ -80,11 +80,7 @@ unwind_user_fp_topmost_insec(const struct unwind_user_state *state,
 					  sizeof(long));
 	if (at == ARCH_UNWIND_USER_FP_UNKNOWN)
 		return false;
-	frame->sigframe = false;
-	frame->cfa_deref = false;
-	frame->fp_in_frame = false;
-	frame->type = UNWIND_USER_TYPE_FP;
-	arch_unwind_user_fp_frame(frame, at, sizeof(long));
+	unwind_user_fp_rule(frame, at, sizeof(long));
 	return true;
 efault:
 	return false;
@@ -165,17 +161,6 @@ out:
 }
 
 #ifdef CONFIG_UNWIND_USER_SFRAME
-/* The frame-pointer rule of a native function's body, where no table has one. */
-static __always_inline void unwind_user_fp_body(struct unwind_user_frame *frame)
-{
-	frame->cfa_deref = false;
-	frame->fp_in_frame = false;
-	frame->sigframe = false;
-	frame->type = UNWIND_USER_TYPE_FP;
-	arch_unwind_user_fp_frame(frame, ARCH_UNWIND_USER_FP_BODY,
-				  sizeof(long));
-}
-
 /* How unwind_user_table_topmost() found the interrupted frame's rule. */
 enum unwind_user_top {
 	UNWIND_USER_TOP_NEXT,	/* it did not: unwind_user_next() steps it */
@@ -319,7 +304,9 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 					      sizeof(long));
 		}
 		if (!m->id) {
-			unwind_user_fp_body(&frame);
+			/* No table: the body's frame-pointer rule. */
+			unwind_user_fp_rule(&frame, ARCH_UNWIND_USER_FP_BODY,
+					    sizeof(long));
 			step = UNWIND_USER_STEP_FP;
 		} else if (unwind_rule_get(c, ip, tag, &frame, &step)) {
 			if (frame.sigframe)
@@ -333,7 +320,10 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 				cond_resched();
 			masked_user_access_begin((void __user *)state->sp);
 			if (ret == -ENOENT) {
-				unwind_user_fp_body(&frame);
+				unwind_user_fp_rule(&frame,
+						    ARCH_UNWIND_USER_FP_BODY,
+						    sizeof(long));
+				step = UNWIND_USER_STEP_FP;
 			} else if (ret == SFRAME_OUTERMOST) {
 				frame.type = UNWIND_USER_TYPE_NONE;
 			} else if (ret == -ESTALE || (!ret && frame.sigframe)) {
@@ -343,7 +333,8 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 				err = ret;
 				break;
 			}
-			step = unwind_user_step_of(&frame);
+			if (!ret)
+				step = unwind_user_step_of(&frame);
 		}
 		/* Without frame pointers, the walk ends there. */
 		if (frame.type == UNWIND_USER_TYPE_FP && !fp_ok)

@@ -29,17 +29,18 @@ static __always_inline void unwind_user_stop(struct unwind_user_state *state,
 }
 
 /*
- * Whether a walk with @state->cut_at_max ends here, its last entry
- * stored: it then stops as cut, without a look at the frame past it.
+ * The frame-pointer rule of a frame stopped at @at (its function's entry,
+ * a pushed frame pointer, or its body), for a stack of @ws-byte words.
  */
-static __always_inline bool unwind_user_cut(struct unwind_user_state *state,
-					    const struct unwind_stacktrace *trace,
-					    unsigned int max_entries)
+static __always_inline void unwind_user_fp_rule(struct unwind_user_frame *frame,
+						enum arch_unwind_user_fp_at at,
+						unsigned int ws)
 {
-	if (!state->cut_at_max || trace->nr < max_entries)
-		return false;
-	unwind_user_stop(state, UNWIND_USER_TRUNCATED);
-	return true;
+	frame->cfa_deref = false;
+	frame->fp_in_frame = false;
+	frame->sigframe = false;
+	frame->type = UNWIND_USER_TYPE_FP;
+	arch_unwind_user_fp_frame(frame, at, ws);
 }
 
 /*

@@ -113,6 +113,20 @@ fail:
 	return ret;
 }
 
+/*
+ * Whether a walk with @state->cut_at_max ends here, its last entry
+ * stored: it then stops as cut, without a look at the frame past it.
+ */
+static inline bool unwind_user_cut(struct unwind_user_state *state,
+				   const struct unwind_stacktrace *trace,
+				   unsigned int max_entries)
+{
+	if (!state->cut_at_max || trace->nr < max_entries)
+		return false;
+	unwind_user_stop(state, UNWIND_USER_TRUNCATED);
+	return true;
+}
+
 static int unwind_user_apply(struct unwind_user_state *state,
 			     const struct unwind_user_frame *frame)
 {
@@ -157,7 +171,7 @@ efault:
 
 static int unwind_user_next_fp(struct unwind_user_state *state)
 {
-	struct unwind_user_frame frame = { };
+	struct unwind_user_frame frame;
 	enum arch_unwind_user_fp_at at;
 
 	at = state->topmost ? unwind_user_fp_topmost(state) :
@@ -175,7 +189,7 @@ static int unwind_user_next_fp(struct unwind_user_state *state)
 		}
 		at = ARCH_UNWIND_USER_FP_BODY;
 	}
-	arch_unwind_user_fp_frame(&frame, at, state->ws);
+	unwind_user_fp_rule(&frame, at, state->ws);
 	return unwind_user_apply(state, &frame);
 }
 
