@@ -34,6 +34,8 @@ struct unwind_cache {
  *		 unwind_deferred_exec_new_regs()
  * @time_walk: a request of this entry context came from NMI: the walk is
  *	       timed for the requester's sample-time throttle
+ * @many_score: 0 to 3, higher the more of the task's recent entry contexts
+ *		had more than one sample (kernel/unwind/deferred.c)
  * @cache: the walk, allocated on the task's first walk
  * @work: the task work that walks the stack and runs the callbacks
  */
@@ -46,6 +48,7 @@ struct unwind_task_info {
 	bool			in_exec;
 	bool			exec_new_mm;
 	bool			time_walk;
+	u8			many_score;
 	struct unwind_cache	*cache;
 	struct callback_head	work;
 };

@@ -93,8 +93,9 @@ static void unwind_bpf_warm_up(unsigned int max_entries)
 	/* Pairs with the smp_store_release() in unwind_bpf_init(). */
 	if (!smp_load_acquire(&unwind_bpf_warmup_ready))
 		return;
-	if (!unwind_deferred_request_max(&unwind_bpf_warmup, &cookie,
-					 max_entries))
+	/* Not a sample: how many an entry context gets is not its business. */
+	if (!__unwind_deferred_request(&unwind_bpf_warmup, &cookie,
+				       max_entries, false))
 		unwind_stat_inc(UNWIND_STAT_BPF_WARMUPS_QUEUED);
 }
 

@@ -46,10 +46,14 @@
 #define UNWIND_PENDING_BIT	(BITS_PER_LONG - 1)	/* task work queued */
 #define UNWIND_RESET_BIT	(BITS_PER_LONG - 2)	/* reset in progress */
 #define UNWIND_USED_BIT		(BITS_PER_LONG - 3)	/* cookie handed out */
+#define UNWIND_SAMPLED_BIT	(BITS_PER_LONG - 4)	/* a sample asked */
+#define UNWIND_MANY_BIT		(BITS_PER_LONG - 5)	/* and another one */
 #define UNWIND_PENDING		BIT(UNWIND_PENDING_BIT)
 #define UNWIND_RESET		BIT(UNWIND_RESET_BIT)
 #define UNWIND_USED		BIT(UNWIND_USED_BIT)
-#define UNWIND_MAX_USERS	(BITS_PER_LONG - 3)
+#define UNWIND_SAMPLED		BIT(UNWIND_SAMPLED_BIT)
+#define UNWIND_MANY		BIT(UNWIND_MANY_BIT)
+#define UNWIND_MAX_USERS	(BITS_PER_LONG - 5)
 #define UNWIND_USERS_MASK	(BIT(UNWIND_MAX_USERS) - 1)
 
 #ifdef CONFIG_64BIT
@@ -102,6 +106,9 @@ static const char * const unwind_stat_names[NR_UNWIND_STATS] = {
 	[UNWIND_STAT_BUSY_WALKED]	= "busy_walked",
 	[UNWIND_STAT_NOW_WALKS]		= "now_walks",
 	[UNWIND_STAT_NOW_USED]		= "now_used",
+	[UNWIND_STAT_NOW_PREDICTED]	= "now_predicted",
+	[UNWIND_STAT_ENTRIES_ONE]	= "entries_one",
+	[UNWIND_STAT_ENTRIES_MANY]	= "entries_many",
 	[UNWIND_STAT_BPF_WALKS]		= "bpf_walks",
 	[UNWIND_STAT_BPF_COMPLETE]	= "bpf_complete",
 	[UNWIND_STAT_BPF_UNMET]		= "bpf_unmet",
@@ -148,6 +155,16 @@ static u64 unwind_get_cookie(struct unwind_task_info *info)
 }
 
 /*
+ * The bits a sample adds to a mask of @old: the first sample of an entry
+ * context marks it sampled, a second one marks it as having many. What
+ * __unwind_reset_info() learns from at the end of the entry context.
+ */
+static unsigned long unwind_sample_bits(unsigned long old)
+{
+	return old & UNWIND_SAMPLED ? UNWIND_MANY : UNWIND_SAMPLED;
+}
+
+/*
  * The walk of this entry context must keep at least @nr entries. Only the
  * task itself writes the field, from task, IRQ or NMI context on its own
  * CPU: a CPU-local cmpxchg is enough.
@@ -165,30 +182,18 @@ static void unwind_want_entries(struct unwind_task_info *info,
 }
 
 /**
- * unwind_deferred_request_max - ask for the current task's user stack
- * @work: a user registered with unwind_deferred_init()
- * @cookie: set to the cookie of the current entry context, 0 on error
- * @max_entries: the most entries this request needs (the walk goes as deep
- *		 as the deepest request of the entry context, at most the
- *		 per-task cache)
+ * __unwind_deferred_request - unwind_deferred_request_max(), for a sample
+ * or not
+ * @work: as for unwind_deferred_request_max()
+ * @cookie: as for unwind_deferred_request_max()
+ * @max_entries: as for unwind_deferred_request_max()
+ * @sample: the request is a sample's, and counts towards how many samples
+ *	    the entry context got (the walk for BPF's warm-up is none)
  *
- * Before the task returns to user space, @work's callback runs once with the
- * user stack and the same cookie. Every request in one entry context gets
- * the same cookie; the next entry context gets another. Context: task, IRQ
- * or NMI context of the current task; nothing is allocated or locked.
- *
- * Return: 0 when the callback was queued by this call; 1 when it was already
- * queued in this entry context and has not run yet; -EALREADY when it has
- * already run in this entry context (the request came from an interrupt
- * during the callbacks or later on the way out), so no callback comes for
- * this request; -EINVAL for kernel threads, exiting tasks, a cancelled @work
- * or registers that are not user mode; -EBUSY in the few instructions in
- * which the task is leaving the kernel, and while it replaces its image in
- * execve() (between unwind_deferred_exec_begin() and _end()); -ESRCH if
- * the task work could not be queued.
+ * Context and return: as unwind_deferred_request_max().
  */
-int unwind_deferred_request_max(struct unwind_work *work, u64 *cookie,
-				unsigned int max_entries)
+int __unwind_deferred_request(struct unwind_work *work, u64 *cookie,
+			      unsigned int max_entries, bool sample)
 {
 	struct unwind_task_info *info = &current->unwind_info;
 	unsigned long flags, old, new, bit;
@@ -224,31 +229,34 @@ int unwind_deferred_request_max(struct unwind_work *work, u64 *cookie,
 	bit = BIT(nr);
 
 	old = READ_ONCE(info->mask);
-	do {
+	for (;;) {
 		if (old & UNWIND_RESET) {
 			unwind_stat_inc(UNWIND_STAT_BUSY);
 			ret = -EBUSY;
 			goto out;
 		}
-		if (old & bit) {
-			/*
-			 * The callback sets its done bit before it starts:
-			 * what it hands out from then on cannot include this
-			 * request.
-			 */
-			if (test_bit(nr, &info->done)) {
-				unwind_stat_inc(UNWIND_STAT_ALREADY_RUN);
-				ret = -EALREADY;
-				goto out;
-			}
-			unwind_stat_inc(UNWIND_STAT_ALREADY_PENDING);
-			*cookie = unwind_get_cookie(info);
-			unwind_want_entries(info, max_entries);
-			ret = 1;
+		new = old | (sample ? unwind_sample_bits(old) : 0);
+		if (!(old & bit))
+			new |= bit | UNWIND_PENDING | UNWIND_USED;
+		if (new == old || try_cmpxchg(&info->mask, &old, new))
+			break;
+	}
+	if (old & bit) {
+		/*
+		 * The callback sets its done bit before it starts: what it
+		 * hands out from then on cannot include this request.
+		 */
+		if (test_bit(nr, &info->done)) {
+			unwind_stat_inc(UNWIND_STAT_ALREADY_RUN);
+			ret = -EALREADY;
 			goto out;
 		}
-		new = old | bit | UNWIND_PENDING | UNWIND_USED;
-	} while (!try_cmpxchg(&info->mask, &old, new));
+		unwind_stat_inc(UNWIND_STAT_ALREADY_PENDING);
+		*cookie = unwind_get_cookie(info);
+		unwind_want_entries(info, max_entries);
+		ret = 1;
+		goto out;
+	}
 
 	*cookie = unwind_get_cookie(info);
 	unwind_want_entries(info, max_entries);
@@ -295,6 +303,35 @@ out:
 		WRITE_ONCE(info->time_walk, true);
 	local_irq_restore(flags);
 	return ret;
+}
+
+/**
+ * unwind_deferred_request_max - ask for the current task's user stack
+ * @work: a user registered with unwind_deferred_init()
+ * @cookie: set to the cookie of the current entry context, 0 on error
+ * @max_entries: the most entries this request needs (the walk goes as deep
+ *		 as the deepest request of the entry context, at most the
+ *		 per-task cache)
+ *
+ * Before the task returns to user space, @work's callback runs once with the
+ * user stack and the same cookie. Every request in one entry context gets
+ * the same cookie; the next entry context gets another. Context: task, IRQ
+ * or NMI context of the current task; nothing is allocated or locked.
+ *
+ * Return: 0 when the callback was queued by this call; 1 when it was already
+ * queued in this entry context and has not run yet; -EALREADY when it has
+ * already run in this entry context (the request came from an interrupt
+ * during the callbacks or later on the way out), so no callback comes for
+ * this request; -EINVAL for kernel threads, exiting tasks, a cancelled @work
+ * or registers that are not user mode; -EBUSY in the few instructions in
+ * which the task is leaving the kernel, and while it replaces its image in
+ * execve() (between unwind_deferred_exec_begin() and _end()); -ESRCH if
+ * the task work could not be queued.
+ */
+int unwind_deferred_request_max(struct unwind_work *work, u64 *cookie,
+				unsigned int max_entries)
+{
+	return __unwind_deferred_request(work, cookie, max_entries, true);
 }
 EXPORT_SYMBOL_GPL(unwind_deferred_request_max);
 
@@ -411,8 +448,41 @@ static void unwind_deferred_trace(struct unwind_task_info *info,
 	WRITE_ONCE(cache->valid, true);
 }
 
+/*
+ * How many samples the task's entry contexts get, from the last few: a
+ * saturating count raised by an entry context with two samples or more
+ * and lowered by one with one sample, so that a single odd entry context
+ * in a steady stream changes nothing and a change of pattern is followed
+ * within two entry contexts. Entry contexts with no sample do not count.
+ * Written only by __unwind_reset_info() on the task's way out, read by its
+ * first sample of the next: no other CPU touches it.
+ */
+#define UNWIND_MANY_MAX		3	/* the count saturates here */
+#define UNWIND_MANY_PREDICT	2	/* from here on, more samples will come */
+
+static void unwind_deferred_learn(struct unwind_task_info *info, bool many)
+{
+	u8 n = READ_ONCE(info->many_score);
+
+	if (many && n < UNWIND_MANY_MAX)
+		n++;
+	else if (!many && n)
+		n--;
+	WRITE_ONCE(info->many_score, n);
+	unwind_stat_inc(many ? UNWIND_STAT_ENTRIES_MANY :
+			UNWIND_STAT_ENTRIES_ONE);
+}
+
+/* Will this entry context, as the last ones, get more than one sample? */
+static bool unwind_deferred_many(struct unwind_task_info *info)
+{
+	return READ_ONCE(info->many_score) >= UNWIND_MANY_PREDICT;
+}
+
 /**
  * unwind_deferred_claim - take the current entry context's walk on now
+ * @predict: not where the task's recent entry contexts had more than one
+ *	     sample each (unwind_deferred_many())
  *
  * For a walk made at the first sample of an entry context
  * (unwind_deferred_walk_now()): marks the entry context used, so that the
@@ -423,10 +493,10 @@ static void unwind_deferred_trace(struct unwind_task_info *info,
  * Context: the current task, interrupts disabled; not NMI.
  *
  * Return: the cache, or NULL when a request was made in this entry context
- * already (an NMI's, too), the task is in execve(), or it has no cache yet
- * (its first walk allocates it).
+ * already (an NMI's, too), the task is in execve(), it has no cache yet
+ * (its first walk allocates it), or @predict says more samples will come.
  */
-struct unwind_cache *unwind_deferred_claim(void)
+struct unwind_cache *unwind_deferred_claim(bool predict)
 {
 	struct unwind_task_info *info = &current->unwind_info;
 	struct unwind_cache *cache = info->cache;
@@ -434,8 +504,13 @@ struct unwind_cache *unwind_deferred_claim(void)
 
 	lockdep_assert_irqs_disabled();
 	/* Later samples of the entry context see the mask set: no locked op. */
-	if (!cache || READ_ONCE(info->in_exec) || READ_ONCE(info->mask) ||
-	    !try_cmpxchg(&info->mask, &old, UNWIND_USED))
+	if (!cache || READ_ONCE(info->in_exec) || READ_ONCE(info->mask))
+		return NULL;
+	if (predict && unwind_deferred_many(info)) {
+		unwind_stat_inc(UNWIND_STAT_NOW_PREDICTED);
+		return NULL;
+	}
+	if (!try_cmpxchg(&info->mask, &old, UNWIND_USED))
 		return NULL;
 	WRITE_ONCE(cache->valid, false);
 	barrier();
@@ -454,9 +529,17 @@ struct unwind_cache *unwind_deferred_claim(void)
 void unwind_deferred_claimed(struct unwind_cache *cache,
 			     struct unwind_stacktrace *trace, bool truncated)
 {
+	struct unwind_task_info *info = &current->unwind_info;
+	unsigned long old;
+
 	lockdep_assert_irqs_disabled();
+	/* A failed walk's sample is counted by the request that follows. */
 	if (!trace)
 		return;
+	/* An NMI's request may have come since the claim. */
+	old = READ_ONCE(info->mask);
+	while (!try_cmpxchg(&info->mask, &old, old | unwind_sample_bits(old)))
+		;
 	unwind_fixup_uretprobes(trace);
 	unwind_stat_add(UNWIND_STAT_FRAMES, trace->nr);
 	cache->nr_entries = trace->nr;
@@ -598,6 +681,9 @@ bool __unwind_reset_info(void)
 			return false;
 	} while (!try_cmpxchg(&info->mask, &old, UNWIND_RESET));
 
+	/* Not an execve(): its new image starts an entry context of its own. */
+	if ((old & UNWIND_SAMPLED) && !READ_ONCE(info->in_exec))
+		unwind_deferred_learn(info, old & UNWIND_MANY);
 	/* NMI requests see RESET and back off until the mask is clear. */
 	WRITE_ONCE(info->cookie, 0);
 	WRITE_ONCE(info->done, 0);

@@ -16,7 +16,11 @@
 #define UNWIND_MAX_ENTRIES \
 	((SZ_4K - sizeof(struct unwind_cache)) / sizeof(unsigned long))
 
-struct unwind_cache *unwind_deferred_claim(void);
+struct unwind_work;
+
+struct unwind_cache *unwind_deferred_claim(bool predict);
+int __unwind_deferred_request(struct unwind_work *work, u64 *cookie,
+			      unsigned int max_entries, bool sample);
 void unwind_fixup_uretprobes(struct unwind_stacktrace *trace);
 bool unwind_deferred_regs_stale(void);
 void unwind_deferred_claimed(struct unwind_cache *cache,

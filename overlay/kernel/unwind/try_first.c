@@ -17,12 +17,20 @@
  * requests that follow in the same entry context get it in their callback
  * with no walk of their own (unwind_deferred_walk_now()). An entry
  * context with one sample, a system call sampled once, then costs one
- * walk and no task work or record.
+ * walk and no task work or record. But where more samples come, the first
+ * carries the chain inline and the record the others point at carries it
+ * again: there the first sample had better defer too, so that the entry
+ * context's chain is written once. Whether more will come is told from
+ * the task's last entry contexts (how many samples each got, which the
+ * core learns on the way out): the first sample of a task whose recent
+ * entry contexts had several samples each defers.
  *
  * kernel.unwind_deferred_try_first says which samples try: bit 0 those
- * that interrupted user space, bit 1 the first sample of a stay in the
- * kernel (default 3, both; 0 turns trying off). The core's debugfs counters
- * (try_* and now_*) say how each try ended.
+ * that interrupted user space, bit 1 the first sample of an entry context
+ * in the kernel, bit 2 with bit 1: only for tasks whose recent entry
+ * contexts had one sample each (default 7, all; 3 walks every first sample
+ * at once; 0 turns trying off). The core's debugfs counters (try_*, now_*
+ * and entries_*) say how each try ended.
  */
 #include <linux/init.h>
 #include <linux/percpu.h>
@@ -40,8 +48,10 @@
 
 #define UNWIND_TRY_USER		BIT(0)	/* samples of user space */
 #define UNWIND_TRY_KERNEL	BIT(1)	/* an entry context's first sample */
+#define UNWIND_TRY_PREDICT	BIT(2)	/* bit 1 where no second one comes */
 
-#define UNWIND_TRY_ALL		(UNWIND_TRY_USER | UNWIND_TRY_KERNEL)
+#define UNWIND_TRY_ALL \
+	(UNWIND_TRY_USER | UNWIND_TRY_KERNEL | UNWIND_TRY_PREDICT)
 
 static int unwind_try_first __read_mostly = UNWIND_TRY_ALL;
 static int unwind_try_first_max = UNWIND_TRY_ALL;
@@ -163,9 +173,11 @@ EXPORT_SYMBOL_GPL(unwind_deferred_try_end);
  *
  * Return: true when the walk is the entry context's; false when the caller
  * requests as usual: trying first is off for samples in the kernel, a
- * request was made in this entry context already, the task has not been
- * walked before (its first deferred walk sets up the cache), or the walk
- * needed a page, a mapping or a rule that was not at hand.
+ * request was made in this entry context already, the task's recent entry
+ * contexts had more than one sample each (with bit 2 of the switch), the
+ * task has not been walked before (its first deferred walk sets up the
+ * cache), or the walk needed a page, a mapping or a rule that was not at
+ * hand.
  */
 bool unwind_deferred_walk_now(unsigned int max_entries)
 {
@@ -173,15 +185,15 @@ bool unwind_deferred_walk_now(unsigned int max_entries)
 	struct unwind_user_state state __uninitialized;
 	struct unwind_stacktrace trace = { };
 	struct unwind_cache *cache;
+	int try = READ_ONCE(unwind_try_first);
 	unsigned long flags;
 	bool ok = false;
 
-	if (!(READ_ONCE(unwind_try_first) & UNWIND_TRY_KERNEL) || in_nmi() ||
-	    !max_entries)
+	if (!(try & UNWIND_TRY_KERNEL) || in_nmi() || !max_entries)
 		return false;
 
 	local_irq_save(flags);
-	cache = unwind_deferred_claim();
+	cache = unwind_deferred_claim(try & UNWIND_TRY_PREDICT);
 	if (!cache)
 		goto out;
 	unwind_stat_inc(UNWIND_STAT_NOW_WALKS);

@@ -225,3 +225,181 @@ TEST_F(now, later_samples_of_the_stay_share_its_walk)
 		EXPECT_EQ(NOW_CALLS, deferred);
 	}
 }
+
+/*
+ * Whether the first sample of a stay is walked at once where more come
+ * (the predict fixture): with bit 2 of kernel.unwind_deferred_try_first,
+ * a task whose recent stays had two samples or more defers its first
+ * sample too, so that the stay's chain is written once, in its record;
+ * a task whose stays have one sample each keeps walking it at once. The
+ * task follows a change within two stays. Without bit 2 (3, the setting
+ * before it), every first sample is walked at once.
+ *
+ * The pattern of a run is its entry samples in order (event 0's buffer):
+ * C for a classic user part, D for a deferred one.
+ */
+#define TRY_PREDICT	4
+
+FIXTURE(predict) {
+	struct ctx x;
+	int saved;
+};
+
+FIXTURE_VARIANT(predict) {
+	int try_first;
+	const char *k2;		/* 16 stays of two samples, from a fresh task */
+	const char *k1;		/* 16 stays of one sample */
+	const char *change;	/* 8 stays of two, then 8 of one, 8 of two */
+};
+
+FIXTURE_VARIANT_ADD(predict, on) {
+	.try_first = TRY_USER | TRY_KERNEL | TRY_PREDICT,
+	.k2 = "CCDDDDDDDDDDDDDD",
+	.k1 = "CCCCCCCCCCCCCCCC",
+	.change = "CCDDDDDDDDCCCCCCCCDDDDDD",
+};
+
+FIXTURE_VARIANT_ADD(predict, off) {
+	.try_first = TRY_USER | TRY_KERNEL,
+	.k2 = "CCCCCCCCCCCCCCCC",
+	.k1 = "CCCCCCCCCCCCCCCC",
+	.change = "CCCCCCCCCCCCCCCCCCCCCCCC",
+};
+
+FIXTURE_SETUP(predict)
+{
+	struct perf_event_attr attr;
+	long exit_tp;
+
+	self->saved = -1;
+	if (sizeof(long) == 4)
+		SKIP(return, "syscall tracepoints do not trace compat tasks");
+	exit_tp = tracepoint_id("syscalls/sys_exit_getppid");
+	if (tracepoint_id("syscalls/sys_enter_getppid") < 0 || exit_tp < 0)
+		SKIP(return, "no syscalls:sys_{enter,exit}_getppid tracepoints");
+	if (ctx_setup(_metadata, &self->x))
+		return;
+	if (try_first_set(variant->try_first, &self->saved))
+		SKIP(return, "cannot set %s", TRY_FIRST_SYSCTL);
+	/* Event 0 on each stay's entry, event 1 on its exit. */
+	attr_init(&attr, PERF_TYPE_TRACEPOINT, self->x.getppid_tp);
+	open_mapped(_metadata, &self->x, 0, &attr, 0, -1);
+	attr_init(&attr, PERF_TYPE_TRACEPOINT, exit_tp);
+	open_mapped(_metadata, &self->x, 1, &attr, 0, -1);
+	/* A stay of one sample: it sets up the walk cache, and counts as one. */
+	warm_up(_metadata, &self->x);
+}
+
+FIXTURE_TEARDOWN(predict)
+{
+	try_first_restore(self->saved);
+	ctx_teardown(&self->x);
+}
+
+/*
+ * The pattern of the entry samples in event 0's buffer, in order; each
+ * classic user part holds the program's frames, and every deferred sample
+ * has its one record there, with the frames. Returns the pattern's length.
+ */
+static int entry_pattern(struct __test_metadata *_metadata, struct ctx *x,
+			 char *pat, int max)
+{
+	struct sample s;
+	int i, n = 0, at;
+
+	recs_free(x->recs);
+	rb_drain(&x->rb[0], x->recs);
+	for (i = 0; i < x->recs->n && n < max; i++) {
+		if (!parse_sample(x->recs->r[i], &s) || s.tid != (__u32)gettid())
+			continue;
+		if (sample_cookie(&s)) {
+			pat[n++] = 'D';
+			continue;
+		}
+		at = user_part(&s);
+		EXPECT_LE(0, at) TH_LOG("a sample with neither marker nor user part");
+		if (at >= 0)
+			check_user_part(_metadata, &s, at, x->c);
+		pat[n++] = 'C';
+	}
+	pat[n] = '\0';
+	if (strchr(pat, 'D'))
+		check_all(_metadata, x, gettid(), 0, 0);
+	return n;
+}
+
+/* Every exit sample (event 1) deferred, each with its record. */
+static void check_exits(struct __test_metadata *_metadata, struct ctx *x,
+			int n)
+{
+	recs_free(x->recs);
+	EXPECT_EQ(n, wait_matched(&x->rb[1], x->recs, gettid(), n)) {
+		TH_LOG("an exit sample went without its record");
+	}
+	EXPECT_EQ(n, check_all(_metadata, x, gettid(), 0, 0));
+}
+
+/*
+ * Stays of two samples: after the first two, the entry sample defers as
+ * the exit's does, and the stay's chain is only in its record, not also
+ * inline. Without bit 2 every entry sample takes its chain inline.
+ */
+TEST_F(predict, two_samples_per_stay_write_the_chain_once)
+{
+	long long predicted0 = core_counter("now_predicted");
+	long long many0 = core_counter("entries_many");
+	char pat[64];
+	int n, d = strlen(variant->k2) - strspn(variant->k2, "C");
+
+	run_calls(&self->x, 0, 1, 16);
+	check_exits(_metadata, &self->x, 16);
+	n = entry_pattern(_metadata, &self->x, pat, sizeof(pat) - 1);
+	ASSERT_EQ(16, n) TH_LOG("16 stays gave %d entry samples", n);
+	EXPECT_STREQ(variant->k2, pat);
+	/* Each event's buffer gets the record of every stay it sampled. */
+	EXPECT_EQ(16, count_type(self->x.recs, PERF_RECORD_CALLCHAIN_DEFERRED)) {
+		TH_LOG("entry samples %s: not one record per stay", pat);
+	}
+	if (predicted0 >= 0) {
+		EXPECT_LE(predicted0 + d, core_counter("now_predicted"));
+		EXPECT_LE(many0 + 16, core_counter("entries_many"));
+	}
+}
+
+/* Stays of one sample keep walking it at once: no record, no task work. */
+TEST_F(predict, one_sample_per_stay_keeps_walking_at_once)
+{
+	long long one0 = core_counter("entries_one");
+	long long used0 = core_counter("now_used");
+	char pat[64];
+	int n;
+
+	run_calls(&self->x, 0, 0, 16);
+	n = entry_pattern(_metadata, &self->x, pat, sizeof(pat) - 1);
+	ASSERT_EQ(16, n) TH_LOG("16 stays gave %d entry samples", n);
+	EXPECT_STREQ(variant->k1, pat);
+	EXPECT_EQ(0, count_type(self->x.recs, PERF_RECORD_CALLCHAIN_DEFERRED));
+	if (one0 >= 0) {
+		EXPECT_LE(one0 + 16, core_counter("entries_one"));
+		EXPECT_LE(used0 + 16, core_counter("now_used"));
+	}
+}
+
+/*
+ * A task that changes from stays of two samples to stays of one and back
+ * follows within two stays each time, and every sample is whole: classic
+ * ones hold the frames, deferred ones have their record.
+ */
+TEST_F(predict, a_change_is_followed_within_two_stays)
+{
+	char pat[64];
+	int n;
+
+	run_calls(&self->x, 0, 1, 8);
+	run_calls(&self->x, 0, 0, 8);
+	run_calls(&self->x, 0, 1, 8);
+	check_exits(_metadata, &self->x, 16);
+	n = entry_pattern(_metadata, &self->x, pat, sizeof(pat) - 1);
+	ASSERT_EQ(24, n) TH_LOG("24 stays gave %d entry samples", n);
+	EXPECT_STREQ(variant->change, pat);
+}
