@@ -20,6 +20,7 @@ was wrong.  Paths come from the repository layout: build/perf/perf (ours),
 build/perf-base/perf (base 6.12, unpatched), build/perf-tests/deep_syscalls.
 """
 import contextlib
+import errno
 import os
 import re
 import signal
@@ -113,6 +114,43 @@ def parse_script(text):
                 it['cookie'] = int(m.group(1), 16)
                 it['missing'] = n.startswith('(' + MISSING)
     return items
+
+
+def perf_enable(rec, ctl, ack, limit):
+    """Enable the events of @rec (perf record -D -1 --control fifo:@ctl,@ack)
+    and wait for perf to acknowledge it, within @limit seconds."""
+    deadline = time.monotonic() + limit
+
+    def check(what):
+        if rec.poll() is not None or time.monotonic() > deadline:
+            raise Failed('perf record did not %s within %d s' % (what, limit))
+        time.sleep(0.02)
+
+    while True:
+        try:
+            fd = os.open(ctl, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as e:
+            # ENXIO: perf has not opened its end yet
+            if e.errno != errno.ENXIO:
+                raise
+            check('open its control fifo')
+    # Read end first, without blocking: perf's open of its end waits for it.
+    afd = os.open(ack, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        os.write(fd, b'enable\n')
+        os.close(fd)
+        got = b''
+        while b'ack' not in got:
+            try:
+                chunk = os.read(afd, 16)
+            except BlockingIOError:
+                chunk = b''
+            got += chunk
+            if not chunk:
+                check('acknowledge the enable command')
+    finally:
+        os.close(afd)
 
 
 def in_pause(pid):
@@ -479,23 +517,25 @@ class Tests:
 
     def test_missing_record_sample_keeps_its_kernel_part(self):
         data, go = self.path('missing.data'), self.path('go')
-        # Once perf is attached, the workload reads, then blocks in pause(2)
-        # until killed: its last sample is taken in the kernel, and the task
-        # is still there when the recording stops. The recording stops
-        # (SIGINT) once the workload is seen blocked in pause(2), however
-        # long its reads took on a loaded machine.
+        ctl, ack = self.path('missing.ctl'), self.path('missing.ack')
+        os.mkfifo(ctl)
+        os.mkfifo(ack)
+        # Once perf's events are enabled (it acknowledges the enable
+        # command: on a loaded machine, attaching and synthesizing can take
+        # longer than the workload's reads), the workload reads, then blocks
+        # in pause(2) until killed: its last sample is taken in the kernel,
+        # and the task is still there when the recording stops. The
+        # recording stops (SIGINT) once the workload is seen blocked in
+        # pause(2), however long its reads took.
         wl = subprocess.Popen([WORKLOAD, '-d', str(DEPTH), '-n', '50', '-b', '4096',
                                '-g', go, '-p'])
         rec = subprocess.Popen([PERF, 'record', '-q', '-o', data, '--call-graph', 'fp,defer',
                                 '-e', 'syscalls:sys_enter_read', '-e',
-                                'syscalls:sys_enter_pause', '-p', str(wl.pid)],
+                                'syscalls:sys_enter_pause', '-D', '-1',
+                                '--control', 'fifo:%s,%s' % (ctl, ack), '-p', str(wl.pid)],
                                stderr=subprocess.PIPE, text=True)
         try:
-            for _ in range(400):
-                if os.path.exists(data) and os.path.getsize(data) > 0:
-                    break
-                time.sleep(0.01)
-            time.sleep(1)
+            perf_enable(rec, ctl, ack, 60)
             open(go, 'w').close()
             deadline = time.monotonic() + 60
             while not in_pause(wl.pid):
