@@ -510,7 +510,8 @@ struct unwind_cache *unwind_deferred_claim(bool predict)
 		unwind_stat_inc(UNWIND_STAT_NOW_PREDICTED);
 		return NULL;
 	}
-	if (!try_cmpxchg(&info->mask, &old, UNWIND_USED))
+	/* The walk is this sample's: unwind_deferred_claimed() if it fails. */
+	if (!try_cmpxchg(&info->mask, &old, UNWIND_USED | UNWIND_SAMPLED))
 		return NULL;
 	WRITE_ONCE(cache->valid, false);
 	barrier();
@@ -533,13 +534,17 @@ void unwind_deferred_claimed(struct unwind_cache *cache,
 	unsigned long old;
 
 	lockdep_assert_irqs_disabled();
-	/* A failed walk's sample is counted by the request that follows. */
-	if (!trace)
+	if (!trace) {
+		/*
+		 * The sample requests next, and counts then. A request an
+		 * NMI made since the claim was a second sample: it marked
+		 * the stay as having many, which stays.
+		 */
+		old = READ_ONCE(info->mask);
+		while (!try_cmpxchg(&info->mask, &old, old & ~UNWIND_SAMPLED))
+			;
 		return;
-	/* An NMI's request may have come since the claim. */
-	old = READ_ONCE(info->mask);
-	while (!try_cmpxchg(&info->mask, &old, old | unwind_sample_bits(old)))
-		;
+	}
 	unwind_fixup_uretprobes(trace);
 	unwind_stat_add(UNWIND_STAT_FRAMES, trace->nr);
 	cache->nr_entries = trace->nr;
