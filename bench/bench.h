@@ -50,16 +50,20 @@ long hop0(int depth);
 unsigned long spin_at(int depth, long n);
 
 /*
- * DEFERRED runs with kernel.unwind_deferred_try_first 0 (every sample
- * defers), TRY_FIRST with TRY_FIRST_ALL, its default: samples of user
- * space and the first sample of a stay in the kernel are walked at once
- * where they can be.
+ * The modes of a deferring event differ in kernel.unwind_deferred_try_first
+ * (mode_try_first()): DEFERRED runs with 0 (every sample defers, as
+ * mainline), TRY_FIRST with 3 (samples of user space and the first sample
+ * of every stay in the kernel are walked at once where they can be),
+ * PREDICTED with 7, the default (the same, but the first sample of a stay
+ * defers where the task's recent stays had more than one sample each).
  */
-enum mode { NONE, CLASSIC, DEFERRED, TRY_FIRST };
+enum mode { NONE, CLASSIC, DEFERRED, TRY_FIRST, PREDICTED };
 extern const char * const mode_name[];
 
-#define TRY_FIRST_ALL	3
+#define TRY_FIRST_DEFAULT	7
 void set_try_first(int bits);
+/* The try-first setting of a deferring @mode. */
+int mode_try_first(enum mode mode);
 
 struct events {
 	int n, fd[MAX_EVENTS];
@@ -149,6 +153,7 @@ void bench_memory(void);
 void bench_cost(void);		/* cost.c */
 void bench_overflow(void);
 void bench_irqcost(void);
+void bench_mixed(void);		/* mixed.c */
 void bench_python(void);	/* python.c */
 void bench_complete(void);	/* complete.c */
 void bench_walk(void);		/* walk.c */

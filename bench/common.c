@@ -92,8 +92,13 @@ static HOP(hop1, hop2, 1000)
 HOP(hop0, hop1, 8)
 
 const char * const mode_name[] = {
-	"none", "classic", "deferred", "try-first",
+	"none", "classic", "deferred", "try-first", "predicted",
 };
+
+int mode_try_first(enum mode mode)
+{
+	return mode == PREDICTED ? 7 : mode == TRY_FIRST ? 3 : 0;
+}
 
 #define TRY_FIRST_SYSCTL "/proc/sys/kernel/unwind_deferred_try_first"
 

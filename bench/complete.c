@@ -180,7 +180,7 @@ void bench_complete(void)
 	 * stack, whose pages the main thread drops every millisecond, with
 	 * try-first on: the samples that find a page missing must defer.
 	 */
-	set_try_first(TRY_FIRST_ALL);
+	set_try_first(mode_try_first(TRY_FIRST));
 	a.spin = 1;
 	a.rounds = 1;
 	a.stop = 0;

@@ -53,7 +53,8 @@ static double timed_walk_ns(struct events *ev, int depth, int entries,
  * take turns, round after round, and each keeps its median: the guest
  * shares the host's CPUs, so absolute times drift; ratios hold. DEFERRED
  * defers every sample; TRY_FIRST walks the first sample of each entry at
- * once (the others of the entry defer), as the default does.
+ * once (the others of the entry defer); PREDICTED, the default, does so
+ * only while the task's entries get one sample each.
  */
 #define COST_ROUNDS	15
 
@@ -63,8 +64,9 @@ void bench_cost(void)
 		{ 8, 1 }, { 32, 1 }, { 128, 1 }, { 8, 4 }, { 32, 4 }, { 128, 4 },
 	};
 	int iters = smoke ? 50 : 2000, rounds = smoke ? 1 : COST_ROUNDS;
-	double ns[4][COST_ROUNDS], med[4], d[COST_ROUNDS];
-	struct events ev[4];
+	double ns[PREDICTED + 1][COST_ROUNDS], med[PREDICTED + 1];
+	double d[COST_ROUNDS];
+	struct events ev[PREDICTED + 1];
 	double walk_ns;
 	int di, m, r;
 	char name[32];
@@ -74,14 +76,13 @@ void bench_cost(void)
 	for (di = 0; di < (int)(sizeof(cases) / sizeof(cases[0])); di++) {
 		snprintf(name, sizeof(name), "depth=%d,k=%d", cases[di].depth,
 			 cases[di].k);
-		for (m = NONE; m <= TRY_FIRST; m++)
+		for (m = NONE; m <= PREDICTED; m++)
 			events_open(&ev[m], m, cases[di].k, 1024);
 		time_walks(0);
 		for (r = 0; r < rounds; r++) {
-			for (m = NONE; m <= TRY_FIRST; m++) {
+			for (m = NONE; m <= PREDICTED; m++) {
 				if (m >= DEFERRED)
-					set_try_first(m == TRY_FIRST ?
-						      TRY_FIRST_ALL : 0);
+					set_try_first(mode_try_first(m));
 				events_enable(&ev[m], 1);
 				ns[m][r] = run_loop(cases[di].depth, iters);
 				events_enable(&ev[m], 0);
@@ -93,7 +94,7 @@ void bench_cost(void)
 		walk_ns = timed_walk_ns(&ev[DEFERRED], cases[di].depth,
 					iters / 4, &walks);
 		/* per round, then the median: drift between rounds cancels */
-		for (m = CLASSIC; m <= TRY_FIRST; m++) {
+		for (m = CLASSIC; m <= PREDICTED; m++) {
 			for (r = 0; r < rounds; r++)
 				d[r] = (ns[m][r] - ns[NONE][r]) / cases[di].k;
 			emit("cost", name, mode_name[m], "ns_per_sample",
@@ -102,19 +103,19 @@ void bench_cost(void)
 		if (walks)
 			emit("cost", name, "deferred", "walk_ns_per_sample",
 			     walk_ns / cases[di].k);
-		for (m = DEFERRED; m <= TRY_FIRST; m++) {
+		for (m = DEFERRED; m <= PREDICTED; m++) {
 			for (r = 0; r < rounds; r++)
 				d[r] = (ns[m][r] - ns[NONE][r]) /
 				       (ns[CLASSIC][r] - ns[NONE][r]);
 			emit("cost", name, mode_name[m], "cost_vs_classic",
 			     median(d, rounds));
 		}
-		for (m = NONE; m <= TRY_FIRST; m++) {
+		for (m = NONE; m <= PREDICTED; m++) {
 			events_close(&ev[m]);
 			med[m] = median(ns[m], rounds);
 			emit("cost", name, mode_name[m], "ns_per_syscall", med[m]);
 		}
-		for (m = CLASSIC; m <= TRY_FIRST; m++)
+		for (m = CLASSIC; m <= PREDICTED; m++)
 			emit("cost", name, mode_name[m], "slowdown_pct",
 			     100 * (med[m] / med[NONE] - 1));
 	}
@@ -343,7 +344,7 @@ void bench_overflow(void)
  * entry. The cost per sample is the spin's slowdown over the samples taken.
  */
 #define IRQ_ROUNDS	31
-#define IRQ_MODES	(TRY_FIRST + 1)
+#define IRQ_MODES	(PREDICTED + 1)
 
 /*
  * The host's speed under the emulator moves in phases of a second or so:
@@ -384,9 +385,9 @@ void bench_irqcost(void)
 			for (sl = 0; sl < IRQ_SLICES; sl++) {
 				/* odd slices reverse the order: trends cancel */
 				for (i = 0; i < IRQ_MODES; i++) {
-					m = sl % 2 ? TRY_FIRST - i : i;
+					m = sl % 2 ? IRQ_MODES - 1 - i : i;
 					if (m >= DEFERRED)
-						set_try_first(m == TRY_FIRST ? TRY_FIRST_ALL : 0);
+						set_try_first(mode_try_first(m));
 					events_enable(&ev[m], 1);
 					t0 = now_ns();
 					spin_at(depths[di], spins / IRQ_SLICES);

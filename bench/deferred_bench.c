@@ -8,7 +8,9 @@
  * bench: bytes (ring-buffer bytes per sample), lost (records lost with a
  * small buffer), cost (the workload's time per system call and the cost per
  * sample), irqcost (the same for cpu-clock samples taken in an interrupt
- * from user space, deferred with try-first off and on), python (the same
+ * from user space, deferred with try-first off and on), mixed (cost and
+ * bytes where the samples per entry change: phases of one and four, and
+ * two threads at once), python (the same
  * for Debian's python3, which has no frame pointers: its chains by
  * .eh_frame, and their length), complete (samples whose user chain reaches
  * the outermost frame when the stack pages are not resident), walk (the
@@ -29,7 +31,7 @@
  *
  * One file per group of benchmarks, with bench.h for what they share
  * (common.c): space.c (bytes, lost, memory), cost.c (cost, overflow,
- * irqcost), python.c, complete.c, walk.c (walk, discovery), lookup.c,
+ * irqcost), mixed.c, python.c, complete.c, walk.c (walk, discovery), lookup.c,
  * bpf.c (with bpf_stack.bpf.c); spin.c is the chain cpu-clock samples
  * interrupt. harness/bench builds them into one program.
  */
@@ -52,6 +54,7 @@ int main(int argc, char **argv)
 		{ "overflow", bench_overflow },
 		{ "bytes", bench_bytes }, { "lost", bench_lost },
 		{ "cost", bench_cost }, { "irqcost", bench_irqcost },
+		{ "mixed", bench_mixed },
 		{ "python", bench_python }, { "complete", bench_complete },
 		{ "walk", bench_walk }, { "discovery", bench_discovery },
 		{ "lookup", bench_lookup }, { "memory", bench_memory },
@@ -80,7 +83,7 @@ int main(int argc, char **argv)
 		benches[i].fn();
 		ran++;
 	}
-	set_try_first(TRY_FIRST_ALL);
+	set_try_first(TRY_FIRST_DEFAULT);
 	if (!ran) {
 		/* from the table, which it cannot miss */
 		fputs("usage: deferred_bench [--smoke] [", stderr);

@@ -173,7 +173,7 @@ void bench_python(void)
 			for (i = 0; i < PY_MODES; i++) {
 				m = sl % 2 ? TRY_FIRST - i : i;
 				if (m >= DEFERRED)
-					set_try_first(m == TRY_FIRST ? TRY_FIRST_ALL : 0);
+					set_try_first(mode_try_first(m));
 				events_enable(&ev[m], 1);
 				t[m] += py_pass(&py);
 				events_enable(&ev[m], 0);
@@ -197,7 +197,7 @@ void bench_python(void)
 	for (m = NONE; m < PY_MODES; m++)
 		events_close(&ev[m]);
 	py_stop(&py);
-	set_try_first(TRY_FIRST_ALL);
+	set_try_first(TRY_FIRST_DEFAULT);
 	pin_cpu0(false);
 	signal(SIGPIPE, sigpipe);
 

@@ -12,58 +12,97 @@
 
 #include "bench.h"
 
-/* Ring-buffer bytes per sample, against the ideal for the case. */
+/* Entries run before a bytes case is counted. */
+#define BYTES_WARM_UP	8
+
+/*
+ * One case of bytes: @entries system calls at @depth, each sampled @k
+ * times, in @mode, after a few that are not counted (a task's first
+ * stays teach it how many samples its stays get).
+ */
+static void bytes_run(enum mode mode, int depth, int k, int entries,
+		      struct tally *t)
+{
+	struct events ev;
+	int e;
+
+	if (mode >= DEFERRED)
+		set_try_first(mode_try_first(mode));
+	/* 8 MiB: 400 entries of 16 classic depth-128 samples fit. */
+	events_open(&ev, mode, k, 2048);
+	events_enable(&ev, 1);
+	for (e = 0; e < BYTES_WARM_UP; e++)
+		descend(depth);
+	events_enable(&ev, 0);
+	tally(&ev, t);
+	events_enable(&ev, 1);
+	for (e = 0; e < entries; e++)
+		descend(depth);
+	events_enable(&ev, 0);
+	tally(&ev, t);
+	events_close(&ev);
+}
+
+/*
+ * Ring-buffer bytes per sample, against the ideal for the case: each
+ * sample keeps its kernel part and two words instead of the user part,
+ * and one record per entry holds the user part once. And the bytes of a
+ * classic sample with the same chain, which walking at once writes. Classic, and the
+ * three settings of a deferring event (bench.h).
+ */
 void bench_bytes(void)
 {
-	static const int depths[] = { 8, 32, 128 }, ks[] = { 1, 4, 16 };
-	int entries = smoke ? 20 : 400, di, ki, e;
-	struct tally c, d;
-	struct events ev;
+	static const int depths[] = { 8, 32, 128 }, ks[] = { 1, 2, 4, 16 };
+	int entries = smoke ? 20 : 400, di, ki, m;
+	struct tally t[PREDICTED + 1];
 	char name[64];
-	double ideal;
+	double ideal, kpart, nd;
 
 	for (di = 0; di < 3; di++) {
-		for (ki = 0; ki < 3; ki++) {
+		for (ki = 0; ki < 4; ki++) {
 			int depth = depths[di], k = ks[ki];
 
 			snprintf(name, sizeof(name), "depth=%d,k=%d", depth, k);
-			/* 8 MiB: 400 entries of 16 classic depth-128 samples fit. */
-			events_open(&ev, CLASSIC, k, 2048);
-			events_enable(&ev, 1);
-			for (e = 0; e < entries; e++)
-				descend(depth);
-			events_enable(&ev, 0);
-			tally(&ev, &c);
-			events_close(&ev);
-
-			events_open(&ev, DEFERRED, k, 2048);
-			events_enable(&ev, 1);
-			for (e = 0; e < entries; e++)
-				descend(depth);
-			events_enable(&ev, 0);
-			tally(&ev, &d);
-			events_close(&ev);
-
-			if (!c.samples || !d.samples || c.lost || d.lost) {
-				fprintf(stderr, "deferred_bench: bytes %s: %ld/%ld samples, %ld/%ld lost\n",
-					name, c.samples, d.samples, c.lost, d.lost);
+			for (m = CLASSIC; m <= PREDICTED; m++)
+				bytes_run(m, depth, k, entries, &t[m]);
+			for (m = CLASSIC; m <= PREDICTED; m++)
+				if (!t[m].samples || t[m].lost)
+					break;
+			if (m <= PREDICTED) {
+				fprintf(stderr, "deferred_bench: bytes %s: %s: %ld samples, %ld lost\n",
+					name, mode_name[m], t[m].samples, t[m].lost);
 				continue;
 			}
 			/*
-			 * Ideal: each sample keeps its kernel part and two
-			 * words instead of the user part; one record per
-			 * entry holds the user part once.
+			 * The chain is the deferred walk's, which can be
+			 * longer than perf's frame-pointer walk: through
+			 * libc by its .eh_frame, to _start.
 			 */
-			ideal = c.sample_bytes / c.samples - 8.0 * (1 + c.user_nr) + 16 +
-				(8 + 16 + 8.0 * c.user_nr + 16) / k;
-			emit("bytes", name, "classic", "bytes_per_sample", c.bytes / c.samples);
-			emit("bytes", name, "deferred", "bytes_per_sample", d.bytes / d.samples);
+			kpart = t[CLASSIC].sample_bytes / t[CLASSIC].samples -
+				8.0 * (1 + t[CLASSIC].user_nr);
+			nd = t[DEFERRED].deferred ?
+			     t[DEFERRED].deferred_frames / t[DEFERRED].deferred : 0;
+			ideal = kpart + 16 + (8 + 16 + 8.0 * nd + 16) / k;
 			emit("bytes", name, "ideal", "bytes_per_sample", ideal);
-			emit("bytes", name, "deferred", "records_per_entry",
-			     (double)d.deferred / entries);
-			emit("bytes", name, "classic", "user_frames", c.user_nr);
+			emit("bytes", name, "classic", "same_chain_bytes_per_sample",
+			     kpart + 8.0 * (1 + nd));
+			for (m = CLASSIC; m <= PREDICTED; m++) {
+				emit("bytes", name, mode_name[m], "bytes_per_sample",
+				     t[m].bytes / t[m].samples);
+				if (m == CLASSIC)
+					continue;
+				emit("bytes", name, mode_name[m], "vs_ideal_pct",
+				     100 * (t[m].bytes / t[m].samples / ideal - 1));
+				emit("bytes", name, mode_name[m], "records_per_entry",
+				     (double)t[m].deferred / entries);
+				emit("bytes", name, mode_name[m], "inline_chains_per_entry",
+				     (double)t[m].classic / entries);
+			}
+			emit("bytes", name, "classic", "user_frames", t[CLASSIC].user_nr);
+			emit("bytes", name, "deferred", "user_frames", nd);
 		}
 	}
+	set_try_first(0);
 }
 
 /* What a small buffer that nobody reads keeps, and what it loses. */
