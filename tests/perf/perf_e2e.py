@@ -241,7 +241,8 @@ TRY_FIRST = '/proc/sys/kernel/unwind_deferred_try_first'
 def try_first(bits):
     """kernel.unwind_deferred_try_first set to @bits meanwhile (bit 0:
     samples of user space walked at once, bit 1: the first sample of a stay
-    in the kernel), where the kernel has it."""
+    in the kernel, bit 2: that only where the task's stays have one sample
+    each), where the kernel has it."""
     try:
         with open(TRY_FIRST) as f:
             saved = f.read().strip()
