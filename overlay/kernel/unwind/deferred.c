@@ -190,7 +190,9 @@ static void unwind_want_entries(struct unwind_task_info *info,
  * @sample: the request is a sample's, and counts towards how many samples
  *	    the entry context got (the walk for BPF's warm-up is none)
  *
- * Context and return: as unwind_deferred_request_max().
+ * Context: as unwind_deferred_request_max().
+ *
+ * Return: as unwind_deferred_request_max().
  */
 int __unwind_deferred_request(struct unwind_work *work, u64 *cookie,
 			      unsigned int max_entries, bool sample)
