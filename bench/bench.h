@@ -46,6 +46,8 @@ long read_long(const char *path, const char *key);
 long descend(int depth);
 /* The same through four functions in turn, each with its own frame size. */
 long hop0(int depth);
+/* Mean ns per call of @iters descend(@depth) calls. */
+double run_loop(int depth, int iters);
 /* A call chain of @depth frames with a spin of @n turns at its bottom. */
 unsigned long spin_at(int depth, long n);
 

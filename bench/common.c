@@ -250,6 +250,16 @@ double median(double *v, int n)
 	return v[n / 2];
 }
 
+double run_loop(int depth, int iters)
+{
+	double t0 = now_ns();
+	int i;
+
+	for (i = 0; i < iters; i++)
+		descend(depth);
+	return (now_ns() - t0) / iters;
+}
+
 void pin_cpu0(bool on)
 {
 	cpu_set_t set;

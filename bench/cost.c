@@ -14,16 +14,6 @@
 
 #include "bench.h"
 
-static double run_loop(int depth, int iters)
-{
-	double t0 = now_ns();
-	int i;
-
-	for (i = 0; i < iters; i++)
-		descend(depth);
-	return (now_ns() - t0) / iters;
-}
-
 /*
  * The walk's mean time per entry for @depth, with the events in @ev open
  * and disabled, from a timed pass that is not part of any measurement.

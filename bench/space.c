@@ -46,9 +46,10 @@ static void bytes_run(enum mode mode, int depth, int k, int entries,
 /*
  * Ring-buffer bytes per sample, against the ideal for the case: each
  * sample keeps its kernel part and two words instead of the user part,
- * and one record per entry holds the user part once. And the bytes of a
- * classic sample with the same chain, which walking at once writes. Classic, and the
- * three settings of a deferring event (bench.h).
+ * and one record per entry holds the user part once; classic, and the
+ * three settings of a deferring event (bench.h); and the bytes of a
+ * classic sample of the deferred walk's chain, which walking at once
+ * writes.
  */
 void bench_bytes(void)
 {
