@@ -28,7 +28,6 @@ void sframe_mm_free(struct mm_struct *mm);
 void sframe_mm_exec_mapped(struct vm_area_struct *vma);
 bool sframe_mm_fp_only(struct mm_struct *mm);
 void sframe_mm_settle(void);
-int unwind_tables_nofault_begin(unsigned int *seq);
 bool unwind_tables_seq_valid(unsigned int seq);
 
 /* A new mm (exec, fork) finds its own sections. */

@@ -41,6 +41,7 @@
 
 #include "deferred.h"
 #include "stats.h"
+#include "user.h"
 
 static bool unwind_bpf_tables __read_mostly = true;
 
@@ -152,9 +153,15 @@ static int unwind_bpf_store(struct unwind_user_state *state,
 	return unwind_user_walk(state, trace, max_entries);
 }
 
-/* The walk in a context that may not fault: what the mm remembers. */
-static int unwind_bpf_nofault(struct unwind_stacktrace *trace,
-			      unsigned int max_entries, unsigned int skip)
+/*
+ * The walk in a context that may not fault: what the mm remembers. Inline,
+ * as the starts it makes: a call costs as much as a frame, and a helper
+ * call on code with frame pointers and no table should cost what the
+ * classic walk costs.
+ */
+static __always_inline int
+unwind_bpf_nofault(struct unwind_stacktrace *trace, unsigned int max_entries,
+		   unsigned int skip)
 {
 	/* unwind_user_start() fills it before any use. */
 	struct unwind_user_state state __uninitialized;
@@ -162,7 +169,7 @@ static int unwind_bpf_nofault(struct unwind_stacktrace *trace,
 
 	/* The walk reads no user memory that is not in the page tables. */
 	pagefault_disable();
-	if (unwind_user_start(&state, NULL)) {
+	if (__unwind_user_start(&state, NULL)) {
 		stop = -EINVAL;
 		goto out;
 	}
@@ -170,7 +177,7 @@ static int unwind_bpf_nofault(struct unwind_stacktrace *trace,
 	 * An NMI during a switch of address spaces may find another mm's
 	 * page tables loaded: only the interrupted IP is known.
 	 */
-	if (!nmi_uaccess_okay() || !unwind_user_start_nofault(&state)) {
+	if (!nmi_uaccess_okay() || !__unwind_user_start_nofault(&state)) {
 		/*
 		 * Or the mm has not met its tables yet, or its mappings are
 		 * being changed: every frame past the first would need them.
@@ -182,7 +189,7 @@ static int unwind_bpf_nofault(struct unwind_stacktrace *trace,
 	}
 	stop = unwind_bpf_store(&state, trace, max_entries, skip);
 	/* The ranges it used went stale meanwhile: keep what is certain. */
-	if (!unwind_user_end_nofault(&state)) {
+	if (!__unwind_user_end_nofault(&state)) {
 		trace->nr = min_t(unsigned int, trace->nr, skip ? 0 : 1);
 		stop = UNWIND_USER_FAULT;
 	}

@@ -337,23 +337,14 @@ int unwind_deferred_request_max(struct unwind_work *work, u64 *cookie,
 }
 EXPORT_SYMBOL_GPL(unwind_deferred_request_max);
 
-/*
- * A pending uretprobe replaces the return address of the function it probes
- * with its trampoline: put the real one back, innermost first, as classic
- * perf callchains do.
- */
-void unwind_fixup_uretprobes(struct unwind_stacktrace *trace)
+/* unwind_fixup_uretprobes() where the task has a pending uretprobe. */
+void __unwind_fixup_uretprobes(struct unwind_stacktrace *trace)
 {
 #ifdef CONFIG_UPROBES
-	struct uprobe_task *utask = current->utask;
-	struct return_instance *ri;
-	unsigned long tramp;
+	struct return_instance *ri = current->utask->return_instances;
+	unsigned long tramp = uprobe_get_trampoline_vaddr();
 	unsigned int i;
 
-	if (likely(!utask || !utask->return_instances))
-		return;
-	tramp = uprobe_get_trampoline_vaddr();
-	ri = utask->return_instances;
 	for (i = 0; ri && i < trace->nr; i++) {
 		if (trace->entries[i] == tramp) {
 			trace->entries[i] = ri->orig_ret_vaddr;
@@ -815,23 +806,6 @@ void unwind_deferred_exec_end(void)
 	if (current->in_execve)
 		WRITE_ONCE(info->exec_new_mm, true);
 	WRITE_ONCE(info->in_exec, false);
-}
-
-/**
- * unwind_deferred_regs_stale - are the saved user registers another image's?
- *
- * In execve(), from the switch to the new mm until the binary loader sets
- * the new image's registers, the task's saved user registers still
- * describe the old image: a walk from them would read the old image's
- * stack with the new image's mappings and tables.
- *
- * Context: any context of the current task.
- *
- * Return: true in that window; false otherwise.
- */
-bool unwind_deferred_regs_stale(void)
-{
-	return READ_ONCE(current->unwind_info.exec_new_mm);
 }
 
 /**

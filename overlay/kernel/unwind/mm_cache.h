@@ -15,7 +15,9 @@
 #include <linux/percpu.h>
 #include <linux/seqlock.h>
 #include <linux/sizes.h>
+#include <linux/sched.h>
 #include <linux/spinlock.h>
+#include <linux/unwind_user.h>
 #include <linux/unwind_user_types.h>
 
 /* What identifies a mapping of a file, without holding on to the file. */
@@ -126,6 +128,57 @@ struct sframe_mm {
 	struct unwind_mm_rule	rules[UNWIND_MM_RULE_WAYS * UNWIND_MM_RULE_SETS];
 	struct sframe_entry	entries[];
 };
+
+#ifdef CONFIG_UNWIND_USER_SFRAME
+/*
+ * The mm's mapping sequence: false while its mmap lock is held for
+ * writing (the mappings may be changing), and always without per-VMA
+ * locks (which keep the sequence): nothing is then remembered.
+ */
+static __always_inline bool unwind_mm_seq(struct mm_struct *mm, unsigned int *seq)
+{
+#ifdef CONFIG_PER_VMA_LOCK
+	*seq = raw_read_seqcount(&mm->mm_lock_seq);
+	return !(*seq & 1);
+#else
+	return false;
+#endif
+}
+
+/* Whether @c's mm is known to have no table a walk would use. */
+static __always_inline bool sframe_mm_none(struct sframe_mm *c)
+{
+	unsigned long v;
+
+	if (READ_ONCE(c->has) & unwind_user_methods())
+		return false;
+	v = READ_ONCE(c->verdict);
+	return (v & 1) && (v >> 1) == READ_ONCE(c->exec_gen) + 1;
+}
+
+/*
+ * May a walk in an interrupt use the tables? Sets @seq to the current mm's
+ * mapping sequence, which the walk relies on. Context: any; takes no lock.
+ * Inline: every walk in an interrupt starts with it.
+ *
+ * Return: 0 with @seq set: the walk may use what the mm remembers; 1: the
+ * mm is known to have no table a walk would use (sframe_mm_fp_only());
+ * -EAGAIN: it has met none of its files yet, or its mappings are being
+ * changed.
+ */
+static __always_inline int unwind_tables_nofault_begin(unsigned int *seq)
+{
+	struct mm_struct *mm = current->mm;
+	/* Pairs with the cmpxchg_release() that set the table up. */
+	struct sframe_mm *c = smp_load_acquire(&mm->sframe_cache);
+
+	if (!c)
+		return -EAGAIN;
+	if (sframe_mm_none(c))
+		return 1;
+	return unwind_mm_seq(mm, seq) ? 0 : -EAGAIN;
+}
+#endif
 
 /*
  * The tag of a rule: the entry of the file it came from, the methods the

@@ -122,21 +122,6 @@ static struct sframe_mm *sframe_mm_get(struct mm_struct *mm)
 }
 
 /*
- * The mm's mapping sequence: false while its mmap lock is held for
- * writing (the mappings may be changing), and always without per-VMA
- * locks (which keep the sequence): nothing is then remembered.
- */
-static bool unwind_mm_seq(struct mm_struct *mm, unsigned int *seq)
-{
-#ifdef CONFIG_PER_VMA_LOCK
-	*seq = raw_read_seqcount(&mm->mm_lock_seq);
-	return !(*seq & 1);
-#else
-	return false;
-#endif
-}
-
-/*
  * The vDSO's text mapping: an ELF image the kernel mapped from its own
  * memory, with no file, whose tables are read where it is mapped.
  */
@@ -403,41 +388,6 @@ static bool unwind_range_get(struct sframe_mm *c, unsigned int seq,
 	if (i && !in_nmi())
 		WRITE_ONCE(c->last_range, slot);
 	return true;
-}
-
-/* Whether @c's mm is known to have no table a walk would use. */
-static bool sframe_mm_none(struct sframe_mm *c)
-{
-	unsigned long v;
-
-	if (READ_ONCE(c->has) & unwind_user_methods())
-		return false;
-	v = READ_ONCE(c->verdict);
-	return (v & 1) && (v >> 1) == READ_ONCE(c->exec_gen) + 1;
-}
-
-/**
- * unwind_tables_nofault_begin - may a walk in an interrupt use the tables?
- * @seq: set to the current mm's mapping sequence, which the walk relies on
- *
- * Context: any; takes no lock.
- *
- * Return: 0 with @seq set: the walk may use what the mm remembers; 1: the
- * mm is known to have no table a walk would use (sframe_mm_fp_only());
- * -EAGAIN: it has met none of its files yet, or its mappings are being
- * changed.
- */
-int unwind_tables_nofault_begin(unsigned int *seq)
-{
-	struct mm_struct *mm = current->mm;
-	/* Pairs with the cmpxchg_release() that set the table up. */
-	struct sframe_mm *c = smp_load_acquire(&mm->sframe_cache);
-
-	if (!c)
-		return -EAGAIN;
-	if (sframe_mm_none(c))
-		return 1;
-	return unwind_mm_seq(mm, seq) ? 0 : -EAGAIN;
 }
 
 /**

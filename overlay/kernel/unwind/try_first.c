@@ -45,6 +45,7 @@
 
 #include "deferred.h"
 #include "stats.h"
+#include "user.h"
 
 #define UNWIND_TRY_USER		BIT(0)	/* samples of user space */
 #define UNWIND_TRY_KERNEL	BIT(1)	/* an entry context's first sample */
@@ -66,7 +67,7 @@ static int unwind_try_result(const struct unwind_user_state *state)
 {
 	if (state->done && state->stop == UNWIND_USER_FAULT)
 		return -EFAULT;
-	if (!unwind_user_end_nofault(state))
+	if (!__unwind_user_end_nofault(state))
 		return -EAGAIN;
 	return 0;
 }
@@ -109,10 +110,10 @@ bool unwind_deferred_try_start(struct unwind_user_state *state)
 	 */
 	if (!nmi_uaccess_okay())
 		return false;
-	if (unwind_user_start(state, NULL))
+	if (__unwind_user_start(state, NULL))
 		return false;
 	/* Tables: what the mm remembers, as of its mappings now. */
-	if (!unwind_user_start_nofault(state)) {
+	if (!__unwind_user_start_nofault(state)) {
 		if (!refused)
 			unwind_stat_inc(UNWIND_STAT_TRY_SKIPPED_SFRAME);
 		return false;
@@ -198,8 +199,8 @@ bool unwind_deferred_walk_now(unsigned int max_entries)
 		goto out;
 	unwind_stat_inc(UNWIND_STAT_NOW_WALKS);
 	pagefault_disable();
-	if (!unwind_user_start(&state, NULL) &&
-	    unwind_user_start_nofault(&state)) {
+	if (!__unwind_user_start(&state, NULL) &&
+	    __unwind_user_start_nofault(&state)) {
 		trace.entries = cache->entries;
 		unwind_user_walk(&state, &trace,
 				 min_t(unsigned int, max_entries,

@@ -143,7 +143,7 @@ static __always_inline int unwind_user_fp_body(struct unwind_user_state *state)
 {
 	unsigned long __user *p = (unsigned long __user *)state->fp;
 	unsigned long cfa, nfp, nip;
-	int why = unwind_user_fp_check(state, &cfa);
+	int why = unwind_user_fp_check(state->fp, state->sp, &cfa);
 
 	if (why >= 0) {
 		unwind_user_stop(state, why);
@@ -350,56 +350,7 @@ void unwind_user_save_regs(struct unwind_user_regs *regs)
 int unwind_user_start(struct unwind_user_state *state,
 		      const struct unwind_user_regs *from)
 {
-	struct pt_regs *regs = task_pt_regs(current);
-	struct unwind_user_regs now;
-
-#ifdef CONFIG_UNWIND_USER_SFRAME
-	/*
-	 * The copy of a file's tables (and what a lookup in them remembers)
-	 * is read only once unwind_tables_copy() has filled it for the
-	 * tables_id it sets, and the ranges up to nr_maps: cleared here, they
-	 * say none is held. Every walk starts here: no need to clear the rest.
-	 */
-	memset(state, 0, offsetof(struct unwind_user_state, maps));
-#else
-	memset(state, 0, sizeof(*state));
-#endif
-
-	if ((current->flags & (PF_KTHREAD | PF_USER_WORKER)) || !current->mm ||
-	    (!from && !user_mode(regs))) {
-		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
-		return -EINVAL;
-	}
-
-	if (!from) {
-		unwind_user_save_regs(&now);
-		from = &now;
-	}
-
-	if (IS_ENABLED(CONFIG_HAVE_UNWIND_USER_FP))
-		state->available_types |= UNWIND_USER_TYPE_FP;
-	/*
-	 * Tables are found and read where page faults may be taken, and an
-	 * mm known to have none has nothing to look up. SFrame has no ABI
-	 * for compat tasks; their .eh_frame is read. Only lookups spend the
-	 * work budget (unwind_user_start_nofault() sets an interrupt's).
-	 */
-#ifdef CONFIG_UNWIND_USER_SFRAME
-	if (unwind_user_may_fault() && !sframe_mm_fp_only(current->mm)) {
-		state->available_types |= unwind_user_methods() &
-					  unwind_user_table_types(from->ws);
-		state->budget = unwind_user_work_budget();
-	}
-#endif
-	state->ip = from->ip;
-	state->sp = from->sp;
-	state->fp = from->fp;
-	state->ws = from->ws;
-	state->topmost = true;
-	/* A task may jump anywhere; a kernel address is not a user frame. */
-	if (state->ip >= TASK_SIZE_MAX)
-		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
-	return 0;
+	return __unwind_user_start(state, from);
 }
 
 /**
@@ -422,21 +373,7 @@ int unwind_user_start(struct unwind_user_state *state,
  */
 bool unwind_user_start_nofault(struct unwind_user_state *state)
 {
-#ifdef CONFIG_UNWIND_USER_SFRAME
-	unsigned int types = unwind_user_methods() &
-			     unwind_user_table_types(state->ws);
-	int ret;
-
-	if (!types || state->done)
-		return true;
-	ret = unwind_tables_nofault_begin(&state->mm_seq);
-	if (ret)
-		return ret > 0;
-	state->nofault = true;
-	state->budget = UNWIND_USER_BUDGET_NOFAULT;
-	state->available_types |= types;
-#endif
-	return true;
+	return __unwind_user_start_nofault(state);
 }
 
 /**
@@ -450,11 +387,7 @@ bool unwind_user_start_nofault(struct unwind_user_state *state)
  */
 bool unwind_user_end_nofault(const struct unwind_user_state *state)
 {
-#ifdef CONFIG_UNWIND_USER_SFRAME
-	if (state->nofault)
-		return unwind_tables_seq_valid(state->mm_seq);
-#endif
-	return true;
+	return __unwind_user_end_nofault(state);
 }
 
 /**

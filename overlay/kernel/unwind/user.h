@@ -10,8 +10,14 @@
 #include <linux/bits.h>
 #include <linux/hardirq.h>
 #include <linux/irqflags.h>
+#include <linux/sched.h>
+#include <linux/sched/task_stack.h>
+#include <linux/sframe.h>
 #include <linux/uaccess.h>
 #include <linux/unwind_user.h>
+
+#include "mm_cache.h"
+#include "step.h"
 
 /*
  * The table work a walk in an interrupt may do: it defers when it would
@@ -28,6 +34,115 @@
 static inline bool unwind_user_may_fault(void)
 {
 	return in_task() && !faulthandler_disabled() && !irqs_disabled();
+}
+
+/*
+ * unwind_user_start(), inlined for the walks made in an interrupt for
+ * every sample or helper call (try_first.c, bpf.c), where the calls and
+ * the copy of the registers cost as much as a few frames.
+ */
+static __always_inline int
+__unwind_user_start(struct unwind_user_state *state,
+		    const struct unwind_user_regs *from)
+{
+	struct pt_regs *regs = task_pt_regs(current);
+
+	/*
+	 * The fields a walk reads before it writes them. Those of the copy
+	 * of a file's tables (and what a lookup in them remembers) are read
+	 * only once unwind_tables_copy() has filled them for the tables_id
+	 * it sets, and the ranges up to nr_maps: zero here, they say none
+	 * is held.
+	 */
+	state->current_type = UNWIND_USER_TYPE_NONE;
+	state->available_types = 0;
+	state->done = false;
+	state->cut_at_max = false;
+	state->stop = UNWIND_USER_END;
+	state->sigframes = 0;
+#ifdef CONFIG_UNWIND_USER_SFRAME
+	state->nofault = false;
+	state->budget = 0;
+	state->next_map = 0;
+	state->nr_maps = 0;
+	state->tables_id = 0;
+#endif
+
+	if ((current->flags & (PF_KTHREAD | PF_USER_WORKER)) || !current->mm ||
+	    (!from && !user_mode(regs))) {
+		state->ip = 0;
+		state->sp = 0;
+		state->fp = 0;
+		state->ws = 0;
+		state->topmost = false;
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+		return -EINVAL;
+	}
+
+	if (from) {
+		state->ip = from->ip;
+		state->sp = from->sp;
+		state->fp = from->fp;
+		state->ws = from->ws;
+	} else {
+		state->ip = instruction_pointer(regs);
+		state->sp = user_stack_pointer(regs);
+		state->fp = frame_pointer(regs);
+		state->ws = arch_unwind_user_word_size(regs);
+	}
+	state->topmost = true;
+
+	if (IS_ENABLED(CONFIG_HAVE_UNWIND_USER_FP))
+		state->available_types |= UNWIND_USER_TYPE_FP;
+	/*
+	 * Tables are found and read where page faults may be taken, and an
+	 * mm known to have none has nothing to look up. SFrame has no ABI
+	 * for compat tasks; their .eh_frame is read. Only lookups spend the
+	 * work budget (unwind_user_start_nofault() sets an interrupt's).
+	 */
+#ifdef CONFIG_UNWIND_USER_SFRAME
+	if (unwind_user_may_fault() && !sframe_mm_fp_only(current->mm)) {
+		state->available_types |= unwind_user_methods() &
+					  unwind_user_table_types(state->ws);
+		state->budget = unwind_user_work_budget();
+	}
+#endif
+	/* A task may jump anywhere; a kernel address is not a user frame. */
+	if (state->ip >= TASK_SIZE_MAX)
+		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
+	return 0;
+}
+
+/* unwind_user_start_nofault(), inlined as __unwind_user_start(). */
+static __always_inline bool
+__unwind_user_start_nofault(struct unwind_user_state *state)
+{
+#ifdef CONFIG_UNWIND_USER_SFRAME
+	unsigned int types = unwind_user_methods() &
+			     unwind_user_table_types(state->ws);
+	int ret;
+
+	if (!types || state->done)
+		return true;
+	ret = unwind_tables_nofault_begin(&state->mm_seq);
+	if (ret)
+		return ret > 0;
+	state->nofault = true;
+	state->budget = UNWIND_USER_BUDGET_NOFAULT;
+	state->available_types |= types;
+#endif
+	return true;
+}
+
+/* unwind_user_end_nofault(), inlined as __unwind_user_start(). */
+static __always_inline bool
+__unwind_user_end_nofault(const struct unwind_user_state *state)
+{
+#ifdef CONFIG_UNWIND_USER_SFRAME
+	if (state->nofault)
+		return unwind_tables_seq_valid(state->mm_seq);
+#endif
+	return true;
 }
 
 unsigned long unwind_user_text_ip(unsigned long ip, unsigned long *xol);
