@@ -109,9 +109,7 @@ bool unwind_user_fp_walk(struct unwind_user_state *state,
 	/* With cut_at_max, no frame is looked for past the last entry. */
 	unsigned int cut = state->cut_at_max ? max_entries : UINT_MAX;
 	struct unwind_user_frame top;
-	struct unwind_user_regs f;
 	bool full;
-	int why;
 
 	if (state->topmost &&
 	    (!unwind_user_own_text(state) || !unwind_user_fp_window(state)))
@@ -140,31 +138,22 @@ bool unwind_user_fp_walk(struct unwind_user_state *state,
 			}
 		}
 	}
-	/* The frame in registers while the loop runs. */
-	f.ip = state->ip;
-	f.sp = state->sp;
-	f.fp = state->fp;
 	for (;;) {
 		full = nr == max_entries;
 		if (!full)
-			entries[nr++] = f.ip;
+			entries[nr++] = state->ip;
 		if (nr >= cut) {
-			why = UNWIND_USER_TRUNCATED;
+			unwind_user_stop(state, UNWIND_USER_TRUNCATED);
 			break;
 		}
-		why = unwind_user_fp_step_frame(&f);
-		if (why >= 0)
+		if (unwind_user_fp_step_insec(state))
 			break;
 		/* Only a frame that really exists makes this a cut. */
 		if (full) {
-			why = UNWIND_USER_TRUNCATED;
+			unwind_user_stop(state, UNWIND_USER_TRUNCATED);
 			break;
 		}
 	}
-	state->ip = f.ip;
-	state->sp = f.sp;
-	state->fp = f.fp;
-	unwind_user_stop(state, why);
 out:
 	user_read_access_end();
 	trace->nr = nr;

@@ -201,15 +201,16 @@ fail:
  * stale, misaligned or non-user one is a bad frame.
  *
  * Return: why the walk ends, or -1 with *@cfa set when the frame may be
- * read at @fp, the frame pointer of a frame whose stack pointer is @sp.
+ * read at @state->fp.
  */
-static __always_inline int unwind_user_fp_check(unsigned long fp,
-						unsigned long sp,
+static __always_inline int unwind_user_fp_check(const struct unwind_user_state *state,
 						unsigned long *cfa)
 {
+	unsigned long fp = state->fp;
+
 	if (!fp)
 		return UNWIND_USER_END;
-	if (fp < sp || (fp & (sizeof(long) - 1)))
+	if (fp < state->sp || (fp & (sizeof(long) - 1)))
 		return UNWIND_USER_BAD_FRAME;
 	/*
 	 * The range check unwind_user_read_words() makes for the frame's two
@@ -225,73 +226,32 @@ static __always_inline int unwind_user_fp_check(unsigned long fp,
 
 /*
  * The step of a native frame by frame pointers, the body rule, inside the
- * caller's user access section, on a frame @f (its @ws unused) that the
- * walks reading many frames keep in registers: unwind_user_fp_check(),
- * then the frame's two words at the frame pointer, masked to user space;
- * the same stops as __unwind_user_apply() with that rule.
- *
- * Return: -1 when @f holds the caller's frame; else why the walk ends, with
- * @f->ip the return address read where one was (as unwind_user_take()
- * leaves @state->ip).
- */
-static __always_inline int unwind_user_fp_step_frame(struct unwind_user_regs *f)
-{
-	unsigned long __user *p;
-	unsigned long cfa, nfp, nip;
-	int why = unwind_user_fp_check(f->fp, f->sp, &cfa);
-
-	if (why >= 0)
-		return why;
-	p = mask_user_address((unsigned long __user *)f->fp);
-	unsafe_get_user(nfp, p, efault);
-	unsafe_get_user(nip, p + 1, efault);
-	f->ip = nip;
-	if (!nip)
-		return UNWIND_USER_END;
-	if (nip >= TASK_SIZE_MAX)
-		return UNWIND_USER_BAD_FRAME;
-	f->sp = cfa;
-	f->fp = nfp;
-	return -1;
-
-efault:
-	return UNWIND_USER_FAULT;
-}
-
-/* The errno a walk's step returns for the stop @why. */
-static __always_inline int unwind_user_stop_errno(int why)
-{
-	switch (why) {
-	case UNWIND_USER_END:
-		return -ENOENT;
-	case UNWIND_USER_FAULT:
-		return -EFAULT;
-	default:
-		return -EINVAL;
-	}
-}
-
-/*
- * unwind_user_fp_step_frame() on @state's frame.
+ * caller's user access section: unwind_user_fp_check(), then the frame's
+ * two words at the frame pointer, masked to user space; the same stops as
+ * __unwind_user_apply() with that rule.
  *
  * Return: 0 when @state holds the caller's frame; else a negative errno,
  * the walk over.
  */
 static __always_inline int unwind_user_fp_step_insec(struct unwind_user_state *state)
 {
-	struct unwind_user_regs f = {
-		.ip = state->ip, .sp = state->sp, .fp = state->fp,
-	};
-	int why = unwind_user_fp_step_frame(&f);
+	unsigned long __user *p;
+	unsigned long cfa, nfp, nip;
+	int why = unwind_user_fp_check(state, &cfa);
 
-	state->ip = f.ip;
 	if (why >= 0) {
 		unwind_user_stop(state, why);
-		return unwind_user_stop_errno(why);
+		return why == UNWIND_USER_END ? -ENOENT : -EINVAL;
 	}
-	state->sp = f.sp;
-	state->fp = f.fp;
-	return 0;
+	p = mask_user_address((unsigned long __user *)state->fp);
+	unsafe_get_user(nfp, p, efault);
+	unsafe_get_user(nip, p + 1, efault);
+	state->ip = nip;
+	return unwind_user_take(state, cfa, nfp);
+
+efault:
+	unwind_user_stop(state, UNWIND_USER_FAULT);
+	return -EFAULT;
 }
 
 /*

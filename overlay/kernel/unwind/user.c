@@ -143,7 +143,7 @@ static __always_inline int unwind_user_fp_body(struct unwind_user_state *state)
 {
 	unsigned long __user *p = (unsigned long __user *)state->fp;
 	unsigned long cfa, nfp, nip;
-	int why = unwind_user_fp_check(state->fp, state->sp, &cfa);
+	int why = unwind_user_fp_check(state, &cfa);
 
 	if (why >= 0) {
 		unwind_user_stop(state, why);
