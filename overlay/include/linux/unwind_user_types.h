@@ -23,14 +23,19 @@ enum unwind_user_type {
  * struct unwind_stacktrace - a user space call chain
  * @nr: number of valid entries
  * @entries: return addresses, innermost (the interrupted IP) first
- * @walk_ns: how long the deferred walk that filled @entries took, when it
- *	     was timed (an NMI request asked for it, or every walk is
- *	     timed); 0 otherwise, and when it reused an earlier walk
+ * @walk_ns: the CPU time the deferred walk that filled @entries took, when
+ *	     it was timed (an NMI request asked for it, or every walk is
+ *	     timed); 0 otherwise, when it reused an earlier walk, and when it
+ *	     waited (@walk_waited)
+ * @walk_waited: the timed walk slept (a fault that waited for I/O, a
+ *		 contended lock, a reschedule) or moved to another CPU: its
+ *		 time is not the CPU's, and must not count against a rate
  */
 struct unwind_stacktrace {
 	unsigned int	nr;
 	unsigned long	*entries;
 	u64		walk_ns;
+	bool		walk_waited;
 };
 
 /**

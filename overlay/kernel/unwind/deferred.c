@@ -89,6 +89,7 @@ static const char * const unwind_stat_names[NR_UNWIND_STATS] = {
 	[UNWIND_STAT_WALK_NS]		= "walk_ns",
 	[UNWIND_STAT_TIMED_WALKS]	= "timed_walks",
 	[UNWIND_STAT_TIMED_FRAMES]	= "timed_frames",
+	[UNWIND_STAT_WAITED_WALKS]	= "waited_walks",
 	[UNWIND_STAT_STOP_FAULT]	= "stop_fault",
 	[UNWIND_STAT_STOP_BAD_FRAME]	= "stop_bad_frame",
 	[UNWIND_STAT_TRUNCATED]		= "truncated",
@@ -354,6 +355,38 @@ void __unwind_fixup_uretprobes(struct unwind_stacktrace *trace)
 #endif
 }
 
+/* The times the current task left the CPU, voluntarily or not. */
+static unsigned long unwind_task_switches(void)
+{
+	return READ_ONCE(current->nvcsw) + READ_ONCE(current->nivcsw);
+}
+
+/*
+ * Account a timed walk that started at @start on @cpu, the task having
+ * left the CPU @switches times. Its time is CPU time only where it never
+ * left the CPU: a fault that waited for I/O (a cold table page, a file on
+ * NFS or FUSE), a contended lock or a reschedule between frames lets other
+ * tasks run, and after a migration two CPUs' clocks are compared. Such a
+ * walk says so (@trace->walk_waited) and gives no time: perf's sample-time
+ * throttle, which lowers every user's sample rate, must not count it.
+ */
+static void unwind_deferred_timed(struct unwind_stacktrace *trace, u64 start,
+				  unsigned int cpu, unsigned long switches)
+{
+	u64 ns = local_clock() - start;
+
+	if (raw_smp_processor_id() != cpu ||
+	    unwind_task_switches() != switches) {
+		trace->walk_waited = true;
+		unwind_stat_inc(UNWIND_STAT_WAITED_WALKS);
+		return;
+	}
+	trace->walk_ns = ns;
+	unwind_stat_add(UNWIND_STAT_WALK_NS, ns);
+	unwind_stat_inc(UNWIND_STAT_TIMED_WALKS);
+	unwind_stat_add(UNWIND_STAT_TIMED_FRAMES, trace->nr);
+}
+
 /*
  * The user stack of this entry context: walked once, as deep as the deepest
  * request, then reused (walked again only when a later request needs more
@@ -363,14 +396,16 @@ static void unwind_deferred_trace(struct unwind_task_info *info,
 				  struct unwind_stacktrace *trace)
 {
 	struct unwind_cache *cache = info->cache;
-	unsigned int want;
+	unsigned long switches = 0;
+	unsigned int want, cpu = 0;
+	u64 start = 0;
 	bool timed;
-	u64 start;
 	int stop;
 
 	trace->nr = 0;
 	trace->entries = NULL;
 	trace->walk_ns = 0;
+	trace->walk_waited = false;
 
 	if (!cache) {
 		cache = kmalloc(SZ_4K, GFP_KERNEL);
@@ -404,17 +439,17 @@ static void unwind_deferred_trace(struct unwind_task_info *info,
 	barrier();
 
 	timed = READ_ONCE(unwind_time_walks) || READ_ONCE(info->time_walk);
-	start = timed ? local_clock() : 0;
+	if (timed) {
+		cpu = raw_smp_processor_id();
+		switches = unwind_task_switches();
+		start = local_clock();
+	}
 	stop = unwind_user(trace, want, &info->regs);
 	unwind_fixup_uretprobes(trace);
 	unwind_stat_inc(UNWIND_STAT_WALKS);
 	unwind_stat_add(UNWIND_STAT_FRAMES, trace->nr);
-	if (timed) {
-		trace->walk_ns = local_clock() - start;
-		unwind_stat_add(UNWIND_STAT_WALK_NS, trace->walk_ns);
-		unwind_stat_inc(UNWIND_STAT_TIMED_WALKS);
-		unwind_stat_add(UNWIND_STAT_TIMED_FRAMES, trace->nr);
-	}
+	if (timed)
+		unwind_deferred_timed(trace, start, cpu, switches);
 
 	switch (stop) {
 	case UNWIND_USER_END:
