@@ -113,7 +113,7 @@ __unwind_user_start(struct unwind_user_state *state,
 	return 0;
 }
 
-/* unwind_user_start_nofault(), inlined as __unwind_user_start(). */
+/* unwind_user_start_nofault(), inlined for the same walks. */
 static __always_inline bool
 __unwind_user_start_nofault(struct unwind_user_state *state)
 {
@@ -134,7 +134,7 @@ __unwind_user_start_nofault(struct unwind_user_state *state)
 	return true;
 }
 
-/* unwind_user_end_nofault(), inlined as __unwind_user_start(). */
+/* unwind_user_end_nofault(), inlined for the same walks. */
 static __always_inline bool
 __unwind_user_end_nofault(const struct unwind_user_state *state)
 {
