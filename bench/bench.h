@@ -162,5 +162,6 @@ void bench_walk(void);		/* walk.c */
 void bench_discovery(void);
 void bench_lookup(void);	/* lookup.c */
 void bench_bpf(void);		/* bpf.c */
+void bench_hostile(void);	/* hostile.c */
 
 #endif /* DEFERRED_BENCH_H */

@@ -95,6 +95,8 @@ int user_stack(struct bpf_perf_event_data *ctx)
 		t->calls++;
 		t->bracket_ns += t1 - t0;
 		t->clock_ns += t2 - t1;
+		if (t1 - t0 > t->max_ns)
+			t->max_ns = t1 - t0;
 		if (len < 0)
 			t->errors++;
 		else
@@ -109,6 +111,7 @@ int user_stack(struct bpf_perf_event_data *ctx)
 		return 0;
 	s->len = len;
 	s->user = user;
+	s->ns = t1 - t0;
 	s->outermost = len >= (long)sizeof(__u64) ?
 		       st->ips[(len / sizeof(__u64) - 1) &
 			       (BPF_STACK_MAX_FRAMES - 1)] : 0;

@@ -19,6 +19,7 @@ struct bpf_stack_timing {
 	__u64 frames;		/* entries the helper stored */
 	__u64 short_calls;	/* fewer entries than asked for */
 	__u64 errors;		/* the helper returned an error */
+	__u64 max_ns;		/* the longest bracket */
 };
 
 /* One of the first BPF_STACK_MAX_SAMPLES samples. */
@@ -26,6 +27,7 @@ struct bpf_stack_sample {
 	__s32 len;		/* bytes stored, or the helper's error */
 	__u32 user;		/* the sample interrupted user mode */
 	__u64 outermost;	/* the last entry stored */
+	__u64 ns;		/* the bracket: clock read, helper */
 };
 
 #endif /* BPF_STACK_H */

@@ -20,7 +20,8 @@
  * that unwound), bpf (BPF's bpf_get_stack() on user stacks: its cost per
  * call by frame pointers and by the tables, the warm-up a new process
  * takes, and the samples Debian's python3 takes from its start before its
- * stacks reach its root).
+ * stacks reach its root), hostile (the same helper's walk on the worst
+ * valid tables a process can give it, against the classic walk).
  *
  * Samples come from a tracepoint on getppid(): a syscall-heavy workload
  * where each kernel entry is sampled by K events, from the bottom of a
@@ -32,8 +33,9 @@
  * One file per group of benchmarks, with bench.h for what they share
  * (common.c): space.c (bytes, lost, memory), cost.c (cost, overflow,
  * irqcost), mixed.c, python.c, complete.c, walk.c (walk, discovery), lookup.c,
- * bpf.c (with bpf_stack.bpf.c); spin.c is the chain cpu-clock samples
- * interrupt. harness/bench builds them into one program.
+ * bpf.c (with bpf_stack.bpf.c and bpf_util.c), hostile.c (its process
+ * is hostile_main.c and gen_hostile.py's chain); spin.c is the chain
+ * cpu-clock samples interrupt. harness/bench builds them into one program.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -58,7 +60,7 @@ int main(int argc, char **argv)
 		{ "python", bench_python }, { "complete", bench_complete },
 		{ "walk", bench_walk }, { "discovery", bench_discovery },
 		{ "lookup", bench_lookup }, { "memory", bench_memory },
-		{ "bpf", bench_bpf },
+		{ "bpf", bench_bpf }, { "hostile", bench_hostile },
 	};
 	int i, j, ran = 0;
 	FILE *f;
