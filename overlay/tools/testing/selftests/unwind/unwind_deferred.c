@@ -13,6 +13,7 @@
  */
 #include "unwind_deferred_common.h"
 #include "unwind_deferred_requests.h"
+#include "unwind_deferred_throttle.h"
 #include "unwind_deferred_walk.h"
 #include "unwind_deferred_prologue.h"
 #include "unwind_deferred_hostile.h"
