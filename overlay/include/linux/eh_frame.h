@@ -9,6 +9,8 @@ struct seq_file;
 
 /* eh_frame_find(): the row says this is the outermost frame. */
 #define EH_FRAME_OUTERMOST	1
+/* eh_frame_find(): no FDE covers the IP, but FDEs follow and precede it. */
+#define EH_FRAME_NO_ROW		2
 
 #ifdef CONFIG_UNWIND_USER_EH_FRAME
 

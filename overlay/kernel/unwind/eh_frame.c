@@ -36,6 +36,7 @@ static const char * const eh_stat_names[NR_EH_STATS] = {
 	[EH_STAT_BAD_DATA]	= "eh_frame_bad_data",
 	[EH_STAT_SIGNAL_FRAMES]	= "eh_frame_signal_frames",
 	[EH_STAT_OUTERMOST]	= "eh_frame_outermost",
+	[EH_STAT_GAPS]		= "eh_frame_gaps",
 };
 
 DEFINE_PER_CPU(struct eh_frame_stats, eh_frame_stats);
@@ -139,15 +140,20 @@ bad:
 
 /*
  * The FDE for @ip by the search table: the last entry whose location is at
- * or below @ip. One user access section for the whole search.
+ * or below @ip; *@inside says whether an entry follows it (the FDE found
+ * is not the file's last). One user access section for the whole search,
+ * charged a unit a probe.
  */
 static int eh_frame_find_fde(const struct eh_frame_section *sec,
-			     unsigned long ip, unsigned long *fde)
+			     unsigned long ip, unsigned long *fde,
+			     bool *inside, unsigned int *budget)
 {
 	const s32 __user *t = (const s32 __user *)sec->table;
 	u32 lo = 0, hi = sec->nr_fdes;
 	s32 loc, off;
 
+	if (!unwind_charge(budget, fls(hi) + 1))
+		return -E2BIG;
 	if (!user_read_access_begin(t, (unsigned long)hi * 8))
 		return -EFAULT;
 	while (lo < hi) {
@@ -163,6 +169,7 @@ static int eh_frame_find_fde(const struct eh_frame_section *sec,
 		user_read_access_end();
 		return -ENOENT;
 	}
+	*inside = lo < sec->nr_fdes;
 	unsafe_get_user(off, t + 2 * (lo - 1) + 1, efault);
 	user_read_access_end();
 	*fde = sec->hdr + off;
@@ -293,11 +300,14 @@ static_assert(sizeof(struct eh_cie_rules) <=
  * fails the lookup with -EFAULT.
  *
  * Return: 0 with @frame filled; %EH_FRAME_OUTERMOST when the row marks the
- * outermost frame; -ENOENT when no FDE covers @ip; -EOPNOTSUPP when the row
- * needs state a walk does not have (another register, an expression of
- * another form, an unknown instruction); -EFAULT when the section cannot be
- * read; -EINVAL when it breaks a rule; -E2BIG when @budget ran out. Every
- * result but 0, -ENOENT, -EFAULT and -E2BIG is counted by its reason.
+ * outermost frame; %EH_FRAME_NO_ROW when no FDE covers @ip but FDEs of the
+ * file cover code on both sides of it (code without CFI: assembly, where
+ * frame pointers would be a guess); -ENOENT when no FDE covers @ip and none
+ * follows it; -EOPNOTSUPP when the row needs state a walk does not have
+ * (another register, an expression of another form, an unknown
+ * instruction); -EFAULT when the section cannot be read; -EINVAL when it
+ * breaks a rule; -E2BIG when @budget ran out. Every result but 0, -ENOENT,
+ * -EFAULT and -E2BIG is counted by its reason.
  */
 int eh_frame_find(const struct eh_frame_section *sec,
 		  struct eh_frame_memo *memo, unsigned long ip,
@@ -306,12 +316,12 @@ int eh_frame_find(const struct eh_frame_section *sec,
 	struct eh_cie_rules local, *cr = &local;
 	struct unwind_cursor cur;
 	unsigned long fde, cie_ptr, cie, begin, range;
-	bool known = false;
+	bool known = false, inside = false;
 	u64 len, id;
 	int ret;
 
 	eh_stat_inc(EH_STAT_LOOKUPS);
-	ret = eh_frame_find_fde(sec, ip, &fde);
+	ret = eh_frame_find_fde(sec, ip, &fde, &inside, budget);
 	if (ret)
 		goto out;
 
@@ -357,7 +367,7 @@ int eh_frame_find(const struct eh_frame_section *sec,
 	if (cur.err)
 		goto fail;
 	if (ip < begin || ip - begin >= range) {
-		ret = -ENOENT;
+		ret = inside ? EH_FRAME_NO_ROW : -ENOENT;
 		goto out;
 	}
 	if (!known) {
@@ -377,6 +387,10 @@ out:
 	switch (ret) {
 	case -ENOENT:
 		eh_stat_inc(EH_STAT_MISSES);
+		break;
+	case EH_FRAME_NO_ROW:
+		eh_stat_inc(EH_STAT_MISSES);
+		eh_stat_inc(EH_STAT_GAPS);
 		break;
 	case -EINVAL:
 		eh_stat_inc(EH_STAT_BAD_DATA);

@@ -45,6 +45,7 @@ enum eh_frame_stat {
 	EH_STAT_BAD_DATA,		/* ... by data breaking a rule */
 	EH_STAT_SIGNAL_FRAMES,		/* signal frames crossed */
 	EH_STAT_OUTERMOST,		/* rows marking the outermost frame */
+	EH_STAT_GAPS,			/* ... misses amid described code */
 	NR_EH_STATS,
 };
 

@@ -281,6 +281,20 @@ unwind_user_map_of(struct unwind_user_state *state, unsigned long ip)
 void unwind_rule_put(struct sframe_mm *c, unsigned long ip, u64 tag,
 		     const struct unwind_user_frame *frame);
 
+/*
+ * unwind_tables_rule(): no table row covers the IP, but .eh_frame covers
+ * code of its file on both sides of it: code without CFI (assembly), where
+ * frame pointers would guess. The walk ends there.
+ */
+#define UNWIND_TABLES_NO_ROW	2
+
+/*
+ * The work one table lookup costs beyond its probes, reads and rows (see
+ * UNWIND_READ_COST()): with them, what caps the lookups a walk in an
+ * interrupt makes (UNWIND_USER_BUDGET_NOFAULT).
+ */
+#define UNWIND_LOOKUP_COST	32
+
 /* The counters of the tables and their cache (tables.c prints them). */
 enum sframe_stat {
 	SFRAME_STAT_FRAMES,		/* frames found by SFrame */
@@ -299,6 +313,8 @@ enum sframe_stat {
 	SFRAME_STAT_BAD_ROWS,		/* lookups that found bad data */
 	SFRAME_STAT_UNSUPPORTED,	/* rows a walk cannot follow */
 	SFRAME_STAT_BUDGET_STOPS,	/* walks that spent their budget */
+	SFRAME_STAT_NOFAULT_BUDGET_STOPS, /* ... in an interrupt: deferred */
+	SFRAME_STAT_NO_ROW_STOPS,	/* walks ended amid described code */
 	NR_SFRAME_STATS,
 };
 

@@ -21,6 +21,7 @@
 
 #include "mm_cache.h"
 #include "step.h"
+#include "uread.h"
 
 /*
  * Fill the slot @r, unless another writer has it: the next lookup then
@@ -164,17 +165,34 @@ static int unwind_tables_find(struct unwind_user_state *state,
 
 	if ((methods & UNWIND_USER_TYPE_SFRAME) && t->sframe.text_end) {
 		ret = unwind_tables_sframe(t, ip, frame, budget);
-		if (ret != -ENOENT)
+		/*
+		 * A row SFrame cannot give (a signal frame, a rule it has no
+		 * words for) or a bad one: .eh_frame may have a good one.
+		 */
+		if (ret != -ENOENT && ret != -EOPNOTSUPP && ret != -EINVAL)
 			return ret;
 	}
 #ifdef CONFIG_UNWIND_USER_EH_FRAME
 	if ((methods & UNWIND_USER_TYPE_EH_FRAME) && t->eh.table &&
 	    t->eh.ws == state->ws) {
+		int sf = ret;
+
 		ret = eh_frame_find(&t->eh, &state->eh_memo, ip, frame, budget);
-		if (!ret)
+		switch (ret) {
+		case 0:
 			frame->type = UNWIND_USER_TYPE_EH_FRAME;
-		else if (ret == EH_FRAME_OUTERMOST)
+			break;
+		case EH_FRAME_OUTERMOST:
 			ret = SFRAME_OUTERMOST;
+			break;
+		case EH_FRAME_NO_ROW:
+			ret = UNWIND_TABLES_NO_ROW;
+			break;
+		case -ENOENT:
+			/* SFrame's own error where .eh_frame has nothing. */
+			ret = sf;
+			break;
+		}
 	}
 #endif
 	return ret;
@@ -193,7 +211,11 @@ static int unwind_rule_result(const struct unwind_user_frame *frame)
 	}
 }
 
-/* Remember what a lookup found: a rule, the outermost frame, no row. */
+/*
+ * Remember what a lookup found: a rule, the outermost frame, no table for
+ * the IP (frame pointers then). Not an IP amid code its tables describe
+ * (UNWIND_TABLES_NO_ROW): the walk ends there, once a walk.
+ */
 static void unwind_rule_remember(struct sframe_mm *c, unsigned long ip,
 				 u64 tag, unsigned int ws, int ret,
 				 const struct unwind_user_frame *frame)
@@ -243,6 +265,9 @@ int unwind_tables_lookup(struct unwind_user_state *state,
 
 	if (!unwind_tables_copy(state, m))
 		return -ESTALE;
+	/* What a lookup costs beyond its probes, reads and rows. */
+	if (!unwind_charge(&state->budget, UNWIND_LOOKUP_COST))
+		return -E2BIG;
 	sframe_stat_add(SFRAME_STAT_RULE_LOOKUPS, 1);
 	ret = unwind_tables_find(state, ip, frame);
 	if (!in_nmi())
@@ -269,8 +294,11 @@ int unwind_tables_lookup(struct unwind_user_state *state,
  * of the walked task, which may fault and sleep.
  *
  * Return: 0; %SFRAME_OUTERMOST when the row marks the outermost frame;
- * -ENOENT when no table covers @ip (frame pointers may); -EOPNOTSUPP when
- * the row needs what a walk does not have; -EINVAL for bad data; -EFAULT;
+ * -ENOENT when no table covers @ip (frame pointers may);
+ * %UNWIND_TABLES_NO_ROW when none does but the file's .eh_frame covers code
+ * before and after it (code without CFI, where frame pointers would be a
+ * guess: the walk ends); -EOPNOTSUPP when the row needs what a walk does
+ * not have; -EINVAL for bad data; -EFAULT;
  * -ENOMEM; -EAGAIN when it cannot be told now; -E2BIG when the walk's
  * budget is spent.
  */

@@ -281,6 +281,11 @@ static __always_inline bool sframe_cursor_fill(struct unwind_cursor *cur)
 	len = min_t(unsigned long, cur->end - cur->pos, sizeof(cur->buf));
 	if (!len || !access_ok(src, len))
 		return true;
+	/* The section's own check covered the index, not this range. */
+	if (can_do_masked_user_access())
+		src = mask_user_address(src);
+	else
+		barrier_nospec();
 	for (; len - i >= sizeof(w); i += sizeof(w)) {
 		unsafe_get_user(w, (const u64 __user *)(src + i), efault);
 		put_unaligned(w, (u64 *)(cur->buf + i));
@@ -425,8 +430,12 @@ int sframe_find(const struct sframe_section *sec, unsigned long ip,
 		return -ENOENT;
 	unwind_cursor_init(&cur, 0, 0);
 	cur.budget = budget;
-	/* The search of the index and the first copy of rows: two reads. */
-	if (!unwind_cursor_charge(&cur, 2))
+	/*
+	 * The search of the index, a probe an entry halving it, the three
+	 * entries read and the first copy of rows.
+	 */
+	if (!unwind_cursor_charge(&cur, fls(sec->nr_fdes) + 3 +
+				  UNWIND_READ_COST(sizeof(cur.buf))))
 		return cur.err;
 	ret = sframe_find_fde(sec, ip, &func, &size, &cur);
 	if (ret)

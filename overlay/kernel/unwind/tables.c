@@ -59,6 +59,8 @@ static const char * const sframe_stat_names[NR_SFRAME_STATS] = {
 	[SFRAME_STAT_BAD_ROWS]		= "sframe_bad_rows",
 	[SFRAME_STAT_UNSUPPORTED]	= "sframe_unsupported_rows",
 	[SFRAME_STAT_BUDGET_STOPS]	= "stop_budget",
+	[SFRAME_STAT_NOFAULT_BUDGET_STOPS] = "stop_budget_nofault",
+	[SFRAME_STAT_NO_ROW_STOPS]	= "stop_no_row",
 };
 
 DEFINE_PER_CPU(struct sframe_stats, sframe_stats);

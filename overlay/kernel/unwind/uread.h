@@ -6,10 +6,13 @@
 #ifndef _KERNEL_UNWIND_UREAD_H
 #define _KERNEL_UNWIND_UREAD_H
 
+#include <linux/align.h>
 #include <linux/minmax.h>
 #include <linux/types.h>
 #include <linux/uaccess.h>
 #include <linux/unaligned.h>
+
+#include <asm/page.h>
 
 /*
  * Read @len bytes of user memory at @addr into @dst: whole words, then the
@@ -71,6 +74,29 @@ static inline void unwind_cursor_init(struct unwind_cursor *cur,
 }
 
 /*
+ * The work of a walk's table lookups, in units of about one instruction or
+ * row decoded: each of those costs one, a read of @len bytes of a table
+ * one and one a cache line, a probe of a binary search one.
+ */
+#define UNWIND_READ_COST(len)	(1 + (len) / 64)
+
+/*
+ * Charge @n units of work to @budget (NULL: none). Return: false when it
+ * has less left, which is then spent.
+ */
+static inline bool unwind_charge(unsigned int *budget, unsigned int n)
+{
+	if (!budget)
+		return true;
+	if (*budget < n) {
+		*budget = 0;
+		return false;
+	}
+	*budget -= n;
+	return true;
+}
+
+/*
  * Charge @n units of work (a row decoded, a buffer read) to the walk's
  * budget; once it is spent the cursor fails with -E2BIG, which ends the
  * lookup. Return: false when it is spent.
@@ -78,15 +104,27 @@ static inline void unwind_cursor_init(struct unwind_cursor *cur,
 static inline bool unwind_cursor_charge(struct unwind_cursor *cur,
 					unsigned int n)
 {
-	if (!cur->budget)
+	if (unwind_charge(cur->budget, n))
 		return true;
-	if (*cur->budget < n) {
-		*cur->budget = 0;
-		cur->err = cur->err ?: -E2BIG;
-		return false;
-	}
-	*cur->budget -= n;
-	return true;
+	cur->err = cur->err ?: -E2BIG;
+	return false;
+}
+
+/*
+ * How many bytes a refill for a take of @len bytes reads: as many as the
+ * buffer holds, but not past the end of the page the take ends in, so that
+ * a walk that may not fault needs no page it does not use.
+ */
+static inline unsigned int unwind_cursor_fill_len(const struct unwind_cursor *cur,
+						  unsigned int len)
+{
+	unsigned long n = min_t(unsigned long, cur->end - cur->pos,
+				sizeof(cur->buf));
+	unsigned long page_end = ALIGN(cur->pos + len, PAGE_SIZE);
+
+	if (page_end - cur->pos < n)
+		n = page_end - cur->pos;
+	return n;
 }
 
 /*
@@ -109,10 +147,11 @@ static inline const u8 *unwind_cursor_take(struct unwind_cursor *cur,
 		return NULL;
 	}
 	if (cur->pos < cur->buf_addr || off + len > cur->buf_len) {
-		if (!unwind_cursor_charge(cur, 1))
+		cur->buf_len = unwind_cursor_fill_len(cur, len);
+		if (!unwind_cursor_charge(cur, UNWIND_READ_COST(cur->buf_len))) {
+			cur->buf_len = 0;
 			return NULL;
-		cur->buf_len = min_t(unsigned long, cur->end - cur->pos,
-				     sizeof(cur->buf));
+		}
 		if (unwind_read_user(cur->buf, cur->pos, cur->buf_len)) {
 			cur->err = -EFAULT;
 			return NULL;

@@ -206,6 +206,10 @@ int unwind_user_table_stop(struct unwind_user_state *state, int ret)
 	case -EOPNOTSUPP:
 		unwind_user_stop(state, UNWIND_USER_END);
 		return -ENOENT;
+	case UNWIND_TABLES_NO_ROW:
+		sframe_stat_add(SFRAME_STAT_NO_ROW_STOPS, 1);
+		unwind_user_stop(state, UNWIND_USER_END);
+		return -ENOENT;
 	case -EAGAIN:
 	case -EFAULT:
 	case -ENOMEM:
@@ -214,6 +218,7 @@ int unwind_user_table_stop(struct unwind_user_state *state, int ret)
 	case -E2BIG:
 		/* In an interrupt: the deferred walk has a larger budget. */
 		if (state->nofault) {
+			sframe_stat_add(SFRAME_STAT_NOFAULT_BUDGET_STOPS, 1);
 			unwind_user_stop(state, UNWIND_USER_FAULT);
 			return -EFAULT;
 		}

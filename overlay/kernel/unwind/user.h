@@ -20,10 +20,13 @@
 #include "step.h"
 
 /*
- * The table work a walk in an interrupt may do: it defers when it would
- * need more (the deferred walk gets unwind_user_work_budget()).
+ * The table work a walk in an interrupt may do (in the units of uread.h and
+ * UNWIND_LOOKUP_COST): a few lookups of rules the mm does not remember,
+ * whatever the tables hold, so that the walk costs about what a classic
+ * walk of as many frames does. It defers when it would need more (the
+ * deferred walk gets unwind_user_work_budget()).
  */
-#define UNWIND_USER_BUDGET_NOFAULT	BIT(12)
+#define UNWIND_USER_BUDGET_NOFAULT	BIT(10)
 
 /*
  * Whether the walk may take page faults: in task context with page faults

@@ -1024,8 +1024,9 @@ TEST_F(eh_chain, methods_apply_to_the_walk)
  * breaks a rule, and where it holds a row the reader does not follow (an
  * unknown opcode, an expression, a register rule) as the deferred walk
  * counts it, ended as at an outermost frame, with the table's own counter
- * saying why; where the table no longer claims the frame, frame pointers
- * take it.
+ * saying why; where the table no longer claims the frame but claims code
+ * after it, it ends there too (code without CFI); where it claims nothing
+ * after it, frame pointers take it.
  */
 FIXTURE(hostile) {
 	struct env e;
@@ -1051,9 +1052,12 @@ FIXTURE_VARIANT_ADD(hostile, return_address_in_a_register) {
 	damage_register, "eh_frame_unsupported_registers", true, false };
 FIXTURE_VARIANT_ADD(hostile, restore_without_remember) {
 	damage_restore_state, "eh_frame_bad_data", true, true };
-/* No longer claimed by its table: frame pointers take that frame. */
+/* Unclaimed amid claimed functions: the walk ends there, not guesses. */
 FIXTURE_VARIANT_ADD(hostile, fde_not_covering_the_ip) {
-	damage_range, "eh_frame_misses", false, false };
+	damage_range, "stop_no_row", true, false };
+/* Past the last claimed function: frame pointers take that frame. */
+FIXTURE_VARIANT_ADD(hostile, fde_not_covering_the_ip_past_the_last) {
+	damage_range_last, "eh_frame_misses", false, false };
 FIXTURE_VARIANT_ADD(hostile, header_version_2) {
 	damage_hdr_version, "eh_frame_bad_headers", false, false };
 

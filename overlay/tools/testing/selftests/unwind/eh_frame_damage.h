@@ -23,6 +23,7 @@ struct eh_lib {
 	unsigned char *fde;	/* the step's FDE: length, CIE pointer, ... */
 	unsigned char *insns;	/* its instructions */
 	unsigned char *end;	/* their end */
+	uint32_t index;		/* its entry in the search table */
 };
 
 /* The file offset of virtual address @vaddr, by the PT_LOAD holding it. */
@@ -86,6 +87,7 @@ static bool eh_load(struct eh_lib *l, const char *path)
 		;
 	if (i == count)
 		return false;
+	l->index = i;
 	l->fde = eh_at(l, hdr_vaddr + table[2 * i + 1]);
 	if (!l->fde)
 		return false;
@@ -141,6 +143,15 @@ static void damage_range(struct eh_lib *l)
 	uint32_t one = 1;
 
 	memcpy(l->fde + 12, &one, 4);	/* the FDE covers one byte */
+}
+
+/* As damage_range(), and the search table ends with the step's entry. */
+static void damage_range_last(struct eh_lib *l)
+{
+	uint32_t count = l->index + 1;
+
+	damage_range(l);
+	memcpy(l->hdr + 8, &count, 4);
 }
 
 static void damage_hdr_version(struct eh_lib *l)

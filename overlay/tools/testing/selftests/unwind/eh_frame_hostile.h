@@ -42,9 +42,16 @@ FIXTURE_VARIANT_ADD(hostile_eh_frame, return_address_in_a_register) {
 	FRAMES_TO_LIB_B, true };
 FIXTURE_VARIANT_ADD(hostile_eh_frame, restore_without_remember) {
 	damage_restore_state, "eh_frame_bad_data", FRAMES_TO_LIB_B, true };
-/* No longer claimed by its table: frame pointers take that frame. */
+/*
+ * No longer claimed by its table, amid functions it claims: code without
+ * CFI, whose frame pointer register may hold anything. The walk ends at
+ * that frame rather than guess.
+ */
 FIXTURE_VARIANT_ADD(hostile_eh_frame, fde_not_covering_the_ip) {
-	damage_range, "eh_frame_misses", FRAMES_TO_LIB_B, false };
+	damage_range, "stop_no_row", FRAMES_TO_LIB_B, true };
+/* Past the last function the table claims: frame pointers take it. */
+FIXTURE_VARIANT_ADD(hostile_eh_frame, fde_not_covering_the_ip_past_the_last) {
+	damage_range_last, "eh_frame_misses", FRAMES_TO_LIB_B, false };
 FIXTURE_VARIANT_ADD(hostile_eh_frame, header_version_2) {
 	damage_hdr_version, "eh_frame_bad_headers", FRAMES_TO_LIB_B, false };
 

@@ -12,7 +12,10 @@
  * the return address into their caller holds @bad_ra instead: at 8(%rsp)
  * after "push %rbx", which the SFrame row of that call (CFA = SP + 16,
  * return address at CFA - 8) points to; or at 8(%rbp) in a function with
- * no CFI, so no SFrame row, which only frame pointers can walk.
+ * no CFI, so no SFrame row, which only frame pointers can walk. That one
+ * is in a section of its own, which the linker places after .text: past
+ * every function the tables describe, where the walk takes frame pointers
+ * (amid them, code without CFI ends the walk).
  */
 asm(".text\n"
 	".globl sframe_bad_ra_sframe\n"
@@ -34,6 +37,7 @@ asm(".text\n"
 	"ret\n\t"
 	".cfi_endproc\n"
 	".size sframe_bad_ra_sframe, .-sframe_bad_ra_sframe\n"
+	".pushsection .text_nocfi, \"ax\", @progbits\n"
 	".globl sframe_bad_ra_fp\n"
 	".type sframe_bad_ra_fp, @function\n"
 	"sframe_bad_ra_fp:\n\t"
@@ -50,7 +54,8 @@ asm(".text\n"
 	"mov -8(%rbp), %rbx\n\t"
 	"leave\n\t"
 	"ret\n"
-	".size sframe_bad_ra_fp, .-sframe_bad_ra_fp\n");
+	".size sframe_bad_ra_fp, .-sframe_bad_ra_fp\n"
+	".popsection\n");
 
 /* The leaf the kernel-half tests probe, at its first instruction. */
 static __attribute__((noipa)) long bad_ra_leaf(struct probe_chain *c)

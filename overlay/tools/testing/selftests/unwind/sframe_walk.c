@@ -511,21 +511,25 @@ FIXTURE_VARIANT(hostile_sframe) {
 FIXTURE_VARIANT_ADD(hostile_sframe, truncated) {
 	damage_truncated, "sframe_bad_sections", "libsframe_b.so",
 	FRAMES_TO_LIB_B, false };
+/*
+ * Rows that break a rule: the file's .eh_frame (gas writes both) gives the
+ * frame instead, and the whole chain is found.
+ */
 FIXTURE_VARIANT_ADD(hostile_sframe, unsorted_fdes) {
 	damage_unsorted, "sframe_bad_rows", "libsframe_b.so",
-	FRAMES_TO_LIB_B, true };
+	0, false };
 FIXTURE_VARIANT_ADD(hostile_sframe, overlapping_fdes) {
 	damage_overlapping, "sframe_bad_rows", "libsframe_b.so",
-	FRAMES_TO_LIB_B, true };
+	0, false };
 FIXTURE_VARIANT_ADD(hostile_sframe, fres_past_the_end) {
 	damage_fres_past_end, "sframe_bad_rows", "libsframe_b.so",
-	FRAMES_TO_LIB_B, true };
+	0, false };
 FIXTURE_VARIANT_ADD(hostile_sframe, bad_fre_type) {
 	damage_fre_type, "sframe_bad_rows", "libsframe_b.so",
-	FRAMES_TO_LIB_B, true };
+	0, false };
 FIXTURE_VARIANT_ADD(hostile_sframe, bad_data_word_size) {
 	damage_word_size, "sframe_bad_rows", "libsframe_b.so",
-	FRAMES_TO_LIB_B, true };
+	0, false };
 FIXTURE_VARIANT_ADD(hostile_sframe, cfa_does_not_grow) {
 	damage_cfa_not_growing, "stop_bad_frame", "libsframe_b.so",
 	FRAMES_TO_LIB_B, true };
