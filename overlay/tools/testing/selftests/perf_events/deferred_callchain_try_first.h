@@ -231,3 +231,56 @@ TEST_F(try_first, stack_not_resident_still_defers)
 	munmap(d.stack, SPIN_STACK);
 	close(fd);
 }
+
+/*
+ * perf_event_max_contexts_per_stack 0 leaves no room for the user part's
+ * PERF_CONTEXT_USER: a classic chain then holds no user entry, and one
+ * walked at once must not hold any either (user addresses without their
+ * marker read as kernel ones). Only the spin's samples are checked.
+ */
+TEST_F(try_first, no_user_entries_without_room_for_their_marker)
+{
+	int old = read_sysctl(MAX_CONTEXTS_SYSCTL), i, samples = 0;
+	struct perf_event_attr attr;
+	pthread_t timer;
+	struct sample s;
+	__u64 j;
+
+	ASSERT_LT(0, old);
+	if (write_sysctl(MAX_CONTEXTS_SYSCTL, 0))
+		SKIP(return, "cannot set %s", MAX_CONTEXTS_SYSCTL);
+	attr_init(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+	attr.sample_period = 2000000;	/* 2 ms */
+	self->x.fd[0] = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	if (self->x.fd[0] >= 0 && !rb_map(&self->x.rb[0], self->x.fd[0])) {
+		__atomic_store_n(&spin_stop, 0, __ATOMIC_RELAXED);
+		if (!pthread_create(&timer, NULL, spin_timer, NULL)) {
+			ioctl(self->x.fd[0], PERF_EVENT_IOC_ENABLE, 0);
+			chain_run(self->x.c, DEPTH, leaf_spin);
+			ioctl(self->x.fd[0], PERF_EVENT_IOC_DISABLE, 0);
+			pthread_join(timer, NULL);
+		}
+		rb_drain(&self->x.rb[0], self->x.recs);
+	}
+	/* The limit can only change back with no callchain event open. */
+	rb_unmap(&self->x.rb[0]);
+	if (self->x.fd[0] >= 0)
+		close(self->x.fd[0]);
+	self->x.fd[0] = -1;
+	ASSERT_EQ(0, write_sysctl(MAX_CONTEXTS_SYSCTL, old));
+
+	for (i = 0; i < self->x.recs->n; i++) {
+		if (!parse_sample(self->x.recs->r[i], &s) || s.tid != gettid())
+			continue;
+		samples++;
+		for (j = 0; j < s.nr; j++) {
+			EXPECT_LE(PERF_CONTEXT_MAX, s.ips[j]) {
+				TH_LOG("entry %llu of %llu is %#llx, not a context marker",
+				       (unsigned long long)j,
+				       (unsigned long long)s.nr,
+				       (unsigned long long)s.ips[j]);
+			}
+		}
+	}
+	EXPECT_LE(1, samples) TH_LOG("no sample of the spin");
+}
