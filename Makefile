@@ -2,7 +2,7 @@
 # Deferred user-space stack unwinding for Linux 6.12: top-level commands.
 # Everything generated goes to build/ (ignored).
 
-.PHONY: demo check debug clang rt matrix deb install-test series stress bench kernel tree tree-check export tree-reset selftests vm clean help
+.PHONY: demo check debug clang rt matrix deb install-test series stress fuzz bench kernel tree tree-check export tree-reset selftests vm clean help
 
 demo:			## build, boot the guest, show the main job
 	harness/demo
@@ -21,6 +21,9 @@ rt:			## the guest tests and a short stress run on a PREEMPT_RT kernel
 
 stress:			## long stress and fuzzing: make stress [STRESS_SECONDS=60] [CPUS=2] [DEBUG=1]
 	harness/stress $(if $(STRESS_SECONDS),--seconds $(STRESS_SECONDS)) $(if $(CPUS),--cpus $(CPUS)) $(if $(DEBUG),--debug)
+
+fuzz:			## fuzz the unwind table readers in user space (libFuzzer): make fuzz [FUZZ_SECONDS=600] [FUZZ_JOBS=1]
+	harness/fuzz $(if $(FUZZ_SECONDS),--seconds $(FUZZ_SECONDS)) $(if $(FUZZ_JOBS),--jobs $(FUZZ_JOBS))
 
 bench:			## benchmarks, classic vs deferred: a table in build/bench/
 	harness/bench
