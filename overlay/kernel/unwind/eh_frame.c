@@ -102,7 +102,8 @@ int eh_frame_section_init(struct eh_frame_section *sec, unsigned long hdr,
 	int ret = -EINVAL;
 
 	if (hdr < seg_start || seg_end > TASK_SIZE_MAX || seg_start >= seg_end ||
-	    size < 4 || size > seg_end - hdr || (ws != 4 && ws != 8))
+	    hdr >= seg_end || size < 4 || size > seg_end - hdr ||
+	    (ws != 4 && ws != 8))
 		goto bad;
 	unwind_cursor_init(&cur, hdr, hdr + size);
 	h = unwind_cursor_take(&cur, 4);
@@ -347,7 +348,7 @@ int eh_frame_find(const struct eh_frame_section *sec,
 	if (memo) {
 		cr = (struct eh_cie_rules *)memo->rules;
 		/* The CIE comes before the FDE, as eh_frame_read_cie() checks. */
-		known = memo->cie == cie && cr->cie.end <= fde;
+		known = memo->cie && memo->cie == cie && cr->cie.end <= fde;
 		if (!known)
 			memo->cie = 0;
 	}
@@ -360,8 +361,10 @@ int eh_frame_find(const struct eh_frame_section *sec,
 	range = eh_pointer(&cur, cr->cie.fde_enc & 0x0f, 0, cr->cie.ws);
 	if (cr->cie.aug_z) {
 		len = eh_uleb(&cur);
-		if (!cur.err && len > cur.end - cur.pos)
+		if (!cur.err && len > cur.end - cur.pos) {
+			ret = -EINVAL;
 			goto out;
+		}
 		cur.pos += len;
 	}
 	if (cur.err)

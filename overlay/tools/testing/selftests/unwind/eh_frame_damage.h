@@ -145,6 +145,11 @@ static void damage_range(struct eh_lib *l)
 	memcpy(l->fde + 12, &one, 4);	/* the FDE covers one byte */
 }
 
+static void damage_aug_length(struct eh_lib *l)
+{
+	l->fde[16] = 0x7f;		/* augmentation data past the FDE's end */
+}
+
 /* As damage_range(), and the search table ends with the step's entry. */
 static void damage_range_last(struct eh_lib *l)
 {
