@@ -43,6 +43,7 @@
  *                                  is the context it runs in: 0 task,
  *                                  1 IRQ, 2 NMI
  *   sleep MS                       sleep MS milliseconds (at most 1000)
+ *   migrate CPU                    move the writer to CPU (it stays there)
  *   clear                          forget what was recorded
  *
  * Read: one line per request and per callback, in the order they happened:
@@ -663,6 +664,17 @@ static int test_sleep(const char *arg)
 	return msleep_interruptible(ms) ? -EINTR : 0;
 }
 
+/* "migrate CPU": move the writer to @arg's CPU now, in this entry context. */
+static int test_migrate(const char *arg)
+{
+	unsigned int cpu;
+
+	if (!arg || kstrtouint(arg, 0, &cpu) || cpu >= nr_cpu_ids ||
+	    !cpu_online(cpu))
+		return -EINVAL;
+	return set_cpus_allowed_ptr(current, cpumask_of(cpu));
+}
+
 static int test_command(char *cmd)
 {
 	char *argv[4] = { };
@@ -704,6 +716,8 @@ static int test_command(char *cmd)
 		return test_bpf(argv[1]);
 	if (!strcmp(argv[0], "sleep"))
 		return test_sleep(argv[1]);
+	if (!strcmp(argv[0], "migrate"))
+		return test_migrate(argv[1]);
 	if (!strcmp(argv[0], "cancel")) {
 		slot = test_parse_slot(argv[1]);
 		if (slot < 0)

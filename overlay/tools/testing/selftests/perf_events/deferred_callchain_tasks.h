@@ -552,3 +552,88 @@ TEST_F(defer, exec_by_a_non_leader_thread)
 	}
 	check_frames(_metadata, &d, self->x.c, 0);
 }
+
+/*
+ * The record of an entry context is written on each CPU one of its
+ * waiting samples was taken on, by an IPI from the task's way out, and
+ * on no other; at most four CPUs (PERF_DEFER_SLOTS) get one, and a
+ * sample on a fifth takes its user chain at once. The test module moves
+ * the writer across five CPUs within one write(), sampled at each switch
+ * by a context-switch event bound to each CPU: the fifth CPU's sample is
+ * classic, and neither it nor a sixth CPU, where the task never runs,
+ * gets a record. Before, the way out interrupted every CPU with such an
+ * event and each wrote the record. Needs six CPUs and the module.
+ */
+#define MODULE_CTL	"/sys/kernel/debug/unwind_deferred_test/ctl"
+#define SIX		6
+
+TEST_F(defer, record_reaches_at_most_four_cpus)
+{
+	static const char cmd[] = "migrate 1; migrate 2; migrate 3; migrate 4; migrate 0";
+	int deferred[SIX] = { }, classic[SIX] = { }, records[SIX] = { };
+	struct perf_event_attr attr;
+	struct rb rb[SIX] = { };
+	int fd[SIX], ctl, cpu, i;
+	struct deferred d;
+	struct recs *recs;
+	struct sample s;
+	cpu_set_t all;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < SIX)
+		SKIP(return, "needs %d CPUs, %ld online", SIX,
+		     sysconf(_SC_NPROCESSORS_ONLN));
+	ctl = open(MODULE_CTL, O_RDWR);
+	if (ctl < 0)
+		SKIP(return, "%s: %s (module test_unwind_deferred)", MODULE_CTL,
+		     strerror(errno));
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
+	ASSERT_EQ(0, pin(0, 0));
+	switch_attr(&attr);
+	for (cpu = 0; cpu < SIX; cpu++) {
+		fd[cpu] = sys_perf_event_open(&attr, 0, cpu, -1, 0);
+		ASSERT_LE(0, fd[cpu]) TH_LOG("perf_event_open on CPU %d: %s", cpu, strerror(errno));
+		ASSERT_EQ(0, rb_map(&rb[cpu], fd[cpu]));
+	}
+	for (cpu = 0; cpu < SIX; cpu++)
+		ioctl(fd[cpu], PERF_EVENT_IOC_ENABLE, 0);
+	chain_syscall(self->x.c, DEPTH, __NR_write, ctl, (long)cmd, strlen(cmd));
+	for (cpu = 0; cpu < SIX; cpu++)
+		ioctl(fd[cpu], PERF_EVENT_IOC_DISABLE, 0);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(all), &all));
+	close(ctl);
+	ASSERT_EQ((long)strlen(cmd), self->x.c->ret) {
+		TH_LOG("write(%s): %s", cmd, strerror(-self->x.c->ret));
+	}
+
+	recs = calloc(1, sizeof(*recs));
+	ASSERT_TRUE(!!recs);
+	for (cpu = 0; cpu < SIX; cpu++) {
+		rb_drain(&rb[cpu], recs);
+		for (i = 0; i < recs->n; i++) {
+			if (parse_sample(recs->r[i], &s) && s.tid == gettid()) {
+				if (sample_cookie(&s))
+					deferred[cpu]++;
+				else
+					classic[cpu]++;
+			} else if (parse_deferred(recs->r[i], &d) &&
+				   d.has_id && d.tid == gettid()) {
+				records[cpu]++;
+			}
+		}
+		recs_free(recs);
+		rb_unmap(&rb[cpu]);
+		close(fd[cpu]);
+		TH_LOG("CPU %d: %d deferred and %d classic samples, %d records",
+		       cpu, deferred[cpu], classic[cpu], records[cpu]);
+	}
+	free(recs);
+
+	for (cpu = 0; cpu < 4; cpu++)
+		EXPECT_LE(1, deferred[cpu] + classic[cpu]) {
+			TH_LOG("CPU %d: no sample of the moves", cpu);
+		}
+	EXPECT_EQ(0, deferred[4]) TH_LOG("the fifth CPU's sample deferred");
+	EXPECT_LE(1, classic[4]) TH_LOG("the fifth CPU has no classic sample");
+	EXPECT_EQ(0, records[4]) TH_LOG("the fifth CPU got a record");
+	EXPECT_EQ(0, records[5]) TH_LOG("a CPU the task never ran on got a record");
+}
