@@ -21,9 +21,7 @@
  * the rest is checked.
  *
  * FUZZ_TABLES_STATS=1 in the environment prints, at exit, how often each
- * function returned what. FUZZ_TABLES_KNOWN=1 passes over the inputs of
- * findings reported and not fixed yet (known_finding()), so that a long
- * run looks for new ones. FUZZ_TABLES_TRACE=1 prints every result, for
+ * function returned what. FUZZ_TABLES_TRACE=1 prints every result, for
  * the triage of a reproducer.
  */
 #include <stdio.h>
@@ -98,7 +96,7 @@ static const unsigned int fn_results[NR_FN] = {
 };
 
 static unsigned long tally[NR_FN][ARRAY_SIZE(results)];
-static bool skip_known, trace, racing;
+static bool trace, racing;
 
 /* One input: its header, its sections, and the walk of the rule cache. */
 struct fuzz_in {
@@ -204,12 +202,7 @@ static void check_written(int ret, const struct unwind_user_frame *f)
 /*
  * Every call of eh_frame_find(), rules.c's too, comes here (the link's
  * --wrap=eh_frame_find), with the rule poisoned first: a success that did
- * not write it shows, whatever the caller had written there. Under
- * FUZZ_TABLES_KNOWN=1, as the fixes of two findings would:
- * eh-memo-cie-at-zero: an empty memo is taken for one of a CIE at address
- * 0; one that never matches stands in for it.
- * eh-fde-aug-past-end: success without a rule where an FDE's augmentation
- * runs past its end; it is the -EINVAL it should be.
+ * not write it shows, whatever the caller had written there.
  */
 int __real_eh_frame_find(const struct eh_frame_section *sec,
 			 struct eh_frame_memo *memo, unsigned long ip,
@@ -219,17 +212,10 @@ int __wrap_eh_frame_find(const struct eh_frame_section *sec,
 			 struct eh_frame_memo *memo, unsigned long ip,
 			 struct unwind_user_frame *frame, unsigned int *budget)
 {
-	bool empty = skip_known && memo && !memo->cie;
 	int ret;
 
-	if (empty)
-		memo->cie = ULONG_MAX;
 	poison(frame);
 	ret = __real_eh_frame_find(sec, memo, ip, frame, budget);
-	if (empty && memo->cie == ULONG_MAX)
-		memo->cie = 0;
-	if (!ret && !written(frame) && skip_known)
-		return -EINVAL;
 	check_written(ret, frame);
 	return ret;
 }
@@ -279,21 +265,6 @@ static void window1(const char *what, unsigned long lo, unsigned long hi)
 static unsigned long range_end(unsigned long start, unsigned long len)
 {
 	return start + len < start ? ULONG_MAX : start + len;
-}
-
-/*
- * Findings reported and not fixed yet, each named by its reproducer in
- * regress/: FUZZ_TABLES_KNOWN=1 passes over the inputs that show them
- * (here), or answers as their fixes would (__wrap_eh_frame_find()).
- */
-static bool known_finding(const struct fuzz_in *in)
-{
-	unsigned long hdr = in->base + in->h.eh_hdr;
-
-	/* eh-hdr-past-segment: a header at or past its segment's end. */
-	if ((in->h.mode & FUZZ_EH) && hdr >= in->base + in->h.eh_seg_end)
-		return true;
-	return false;
 }
 
 static void eh_setup(struct fuzz_in *in)
@@ -510,8 +481,6 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	in.base = fuzz_bases[(in.h.page >> 12) & 3] + (in.h.page & 0xfff);
 	in.budget = in.h.budget ?: FUZZ_BUDGET;
 	in.ws = in.h.mode & FUZZ_WS4 ? 4 : 8;
-	if (skip_known && known_finding(&in))
-		return 0;
 	len = min_t(unsigned long, size - off, TASK_SIZE_MAX - in.base);
 	fuzz_map(in.base, data + off, len, in.base + in.h.hole,
 		 in.h.hole_len);
@@ -568,7 +537,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	if (on("FUZZ_TABLES_STATS"))
 		atexit(print_stats);
-	skip_known = on("FUZZ_TABLES_KNOWN");
 	trace = on("FUZZ_TABLES_TRACE");
 	return 0;
 }
