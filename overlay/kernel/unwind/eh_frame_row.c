@@ -251,11 +251,15 @@ static void eh_restore(struct eh_exec *x, u64 reg)
 		*rule = *eh_reg(x->cie, &x->initial, reg);
 }
 
-static void eh_def_cfa(struct eh_row *row, u64 reg, s64 off)
+/* Return: 0, or -EINVAL for an offset a frame's s32 cannot hold. */
+static int eh_def_cfa(struct eh_row *row, u64 reg, s64 off)
 {
+	if (off < S32_MIN || off > S32_MAX)
+		return -EINVAL;
 	row->cfa_kind = EH_CFA_REG;
 	row->cfa_reg = reg > U8_MAX ? U8_MAX : reg;
 	row->cfa_off = off;
+	return 0;
 }
 
 /*
@@ -353,11 +357,14 @@ static int eh_exec_run(struct eh_exec *x, struct unwind_cursor *cur,
 			break;
 		case DW_CFA_def_cfa:
 			reg = eh_uleb(cur);
-			eh_def_cfa(row, reg, eh_uleb(cur));
+			off = eh_uleb(cur);
+			if (off > S32_MAX || eh_def_cfa(row, reg, off))
+				return -EINVAL;
 			break;
 		case DW_CFA_def_cfa_sf:
 			reg = eh_uleb(cur);
-			eh_def_cfa(row, reg, eh_sleb(cur) * x->cie->data_align);
+			if (eh_def_cfa(row, reg, eh_sleb(cur) * x->cie->data_align))
+				return -EINVAL;
 			break;
 		case DW_CFA_def_cfa_register:
 			reg = eh_uleb(cur);
@@ -368,7 +375,7 @@ static int eh_exec_run(struct eh_exec *x, struct unwind_cursor *cur,
 			break;
 		case DW_CFA_def_cfa_offset:
 			off = eh_uleb(cur);
-			if (row->cfa_kind != EH_CFA_REG)
+			if (row->cfa_kind != EH_CFA_REG || off > S32_MAX)
 				return -EINVAL;
 			row->cfa_off = off;
 			break;

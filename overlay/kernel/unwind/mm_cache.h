@@ -293,7 +293,7 @@ void unwind_rule_put(struct sframe_mm *c, unsigned long ip, u64 tag,
  * UNWIND_READ_COST()): with them, what caps the lookups a walk in an
  * interrupt makes (UNWIND_USER_BUDGET_NOFAULT).
  */
-#define UNWIND_LOOKUP_COST	32
+#define UNWIND_LOOKUP_COST	16
 
 /* The counters of the tables and their cache (tables.c prints them). */
 enum sframe_stat {

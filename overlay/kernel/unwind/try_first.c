@@ -192,6 +192,9 @@ bool unwind_deferred_walk_now(unsigned int max_entries)
 
 	if (!(try & UNWIND_TRY_KERNEL) || in_nmi() || !max_entries)
 		return false;
+	/* As for a try from NMI: the loaded page tables must be the task's. */
+	if (!nmi_uaccess_okay())
+		return false;
 
 	local_irq_save(flags);
 	cache = unwind_deferred_claim(try & UNWIND_TRY_PREDICT);

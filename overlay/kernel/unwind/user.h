@@ -26,7 +26,7 @@
  * walk of as many frames does. It defers when it would need more (the
  * deferred walk gets unwind_user_work_budget()).
  */
-#define UNWIND_USER_BUDGET_NOFAULT	BIT(10)
+#define UNWIND_USER_BUDGET_NOFAULT	96
 
 /*
  * Whether the walk may take page faults: in task context with page faults

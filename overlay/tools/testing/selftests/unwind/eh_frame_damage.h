@@ -145,6 +145,13 @@ static void damage_range(struct eh_lib *l)
 	memcpy(l->fde + 12, &one, 4);	/* the FDE covers one byte */
 }
 
+static void damage_cfa_offset_wide(struct eh_lib *l)
+{
+	/* DW_CFA_def_cfa %rsp, 2^32 + 16: 16 once cut to 32 bits */
+	memcpy(l->insns, "\x0c\x07\x90\x80\x80\x80\x10", 7);
+	memset(l->insns + 7, 0, l->end - l->insns - 7);
+}
+
 static void damage_aug_length(struct eh_lib *l)
 {
 	l->fde[16] = 0x7f;		/* augmentation data past the FDE's end */

@@ -40,6 +40,9 @@ FIXTURE_VARIANT_ADD(hostile_eh_frame, expression_not_evaluated) {
 FIXTURE_VARIANT_ADD(hostile_eh_frame, return_address_in_a_register) {
 	damage_register, "eh_frame_unsupported_registers",
 	FRAMES_TO_LIB_B, true };
+/* An offset the frame's 32 bits cannot hold is bad data, not cut. */
+FIXTURE_VARIANT_ADD(hostile_eh_frame, cfa_offset_past_32_bits) {
+	damage_cfa_offset_wide, "eh_frame_bad_data", FRAMES_TO_LIB_B, true };
 /* Found by the fuzzer: the lookup returned 0 with no rule written. */
 FIXTURE_VARIANT_ADD(hostile_eh_frame, augmentation_past_the_fde) {
 	damage_aug_length, "eh_frame_bad_data", FRAMES_TO_LIB_B, true };
