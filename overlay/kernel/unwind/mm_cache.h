@@ -290,8 +290,7 @@ void unwind_rule_put(struct sframe_mm *c, unsigned long ip, u64 tag,
 
 /*
  * The work one table lookup costs beyond its probes, reads and rows (see
- * UNWIND_READ_COST()): with them, what caps the lookups a walk in an
- * interrupt makes (UNWIND_USER_BUDGET_NOFAULT).
+ * UNWIND_READ_COST()), charged to the walk's budget.
  */
 #define UNWIND_LOOKUP_COST	16
 

@@ -21,12 +21,12 @@
 
 /*
  * The table work a walk in an interrupt may do (in the units of uread.h and
- * UNWIND_LOOKUP_COST): a few lookups of rules the mm does not remember,
- * whatever the tables hold, so that the walk costs about what a classic
- * walk of as many frames does. It defers when it would need more (the
- * deferred walk gets unwind_user_work_budget()).
+ * UNWIND_LOOKUP_COST), whatever the tables hold: the lookups of a sample of
+ * Debian's bash or python3 whose rules the mm does not remember. It defers
+ * when it would need more (the deferred walk gets
+ * unwind_user_work_budget()).
  */
-#define UNWIND_USER_BUDGET_NOFAULT	96
+#define UNWIND_USER_BUDGET_NOFAULT	BIT(12)
 
 /*
  * Whether the walk may take page faults: in task context with page faults

@@ -46,10 +46,10 @@ static __attribute__((noipa)) void leaf_note(struct chain *c)
 static void *waiter_fn(void *p)
 {
 	/* Pages between the chain and this frame, the thread's own. */
-	volatile char pad[2 * 4096];
+	char pad[2 * 4096];
 	struct waiter *w = p;
 
-	pad[0] = 0;
+	asm volatile("" : : "r"(pad) : "memory");	/* keep it */
 	w->top = (unsigned long)__builtin_frame_address(0);
 	__atomic_store_n(&w->tid, gettid(), __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&w->go, __ATOMIC_ACQUIRE))
