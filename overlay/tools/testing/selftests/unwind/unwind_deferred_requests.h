@@ -104,32 +104,42 @@ static int deferred_samples(struct perf_event_mmap_page *pg, size_t size)
 	return n;
 }
 
+/*
+ * A sample of every nmi:nmi_handler hit that defers its user part, into
+ * @attr; its tracepoint's id, or -1 when tracefs does not have it.
+ */
+static int nmi_sample_attr(struct perf_event_attr *attr)
+{
+	FILE *f = fopen("/sys/kernel/tracing/events/nmi/nmi_handler/id", "r");
+	int tp = -1;
+
+	if (f && fscanf(f, "%d", &tp) != 1)
+		tp = -1;
+	if (f)
+		fclose(f);
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_TRACEPOINT;
+	attr->config = tp;
+	attr->sample_period = 1;
+	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
+	attr->defer_callchain = 1;
+	attr->defer_output = 1;
+	return tp;
+}
+
 TEST_F(unwind, nmi_samples_deferred_work_counts_in_the_throttle)
 {
 	size_t size = 64 * getpagesize();
 	struct perf_event_attr attr;
-	int percent, rate, low = 1, now, i, fd, tp = -1;
+	int percent, rate, low = 1, now, i, fd;
 	struct perf_event_mmap_page *pg;
-	FILE *f;
 
-	f = fopen("/sys/kernel/tracing/events/nmi/nmi_handler/id", "r");
-	if (!f || fscanf(f, "%d", &tp) != 1)
-		tp = -1;
-	if (f)
-		fclose(f);
-	if (tp < 0)
+	if (nmi_sample_attr(&attr) < 0)
 		SKIP(return, "no nmi:nmi_handler tracepoint");
 	if (sysctl_rw(CPU_PERCENT, &percent, 0) || sysctl_rw(SAMPLE_RATE, &rate, 0))
 		SKIP(return, "cannot read %s or %s", CPU_PERCENT, SAMPLE_RATE);
 
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_TRACEPOINT;
-	attr.config = tp;
-	attr.sample_period = 1;
-	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
-	attr.defer_callchain = 1;
-	attr.defer_output = 1;
 	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
 	ASSERT_LE(0, fd) TH_LOG("perf_event_open(nmi:nmi_handler): %s", strerror(errno));
 	pg = mmap(NULL, size + getpagesize(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

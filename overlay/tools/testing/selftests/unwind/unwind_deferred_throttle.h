@@ -121,22 +121,10 @@ static int serve_late(int uffd, pthread_t th, unsigned long from,
 #define PERF_CPU_PERCENT	"/proc/sys/kernel/perf_cpu_time_max_percent"
 #define PERF_SAMPLE_RATE	"/proc/sys/kernel/perf_event_max_sample_rate"
 
-static int nmi_tracepoint(void)
-{
-	FILE *f = fopen("/sys/kernel/tracing/events/nmi/nmi_handler/id", "r");
-	int id = -1;
-
-	if (f && fscanf(f, "%d", &id) != 1)
-		id = -1;
-	if (f)
-		fclose(f);
-	return id;
-}
-
 TEST_F(unwind, walk_that_waited_is_not_charged_to_the_throttle)
 {
 	long long waited0 = counter("waited_walks"), waited1;
-	int percent, rate, limit = 1, fast = 10000, now = -1, tp, fd, uffd;
+	int percent, rate, limit = 1, fast = 10000, now = -1, fd, uffd;
 	struct waiter w = { .c = self->c, .ctl = self->fd };
 	struct perf_event_attr attr;
 	unsigned long from, to;
@@ -147,8 +135,7 @@ TEST_F(unwind, walk_that_waited_is_not_charged_to_the_throttle)
 	char *saved;
 	pthread_t th;
 
-	tp = nmi_tracepoint();
-	if (tp < 0)
+	if (nmi_sample_attr(&attr) < 0)
 		SKIP(return, "no nmi:nmi_handler tracepoint");
 	ASSERT_LE(0, waited0) TH_LOG("no waited_walks counter");
 	if (sysctl_rw(PERF_CPU_PERCENT, &percent, 0) ||
@@ -177,14 +164,6 @@ TEST_F(unwind, walk_that_waited_is_not_charged_to_the_throttle)
 	the_waiter = &w;
 	ASSERT_EQ(0, pthread_attr_init(&pattr));
 	ASSERT_EQ(0, pthread_attr_setstack(&pattr, w.stack, WAIT_STACK));
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_TRACEPOINT;
-	attr.config = tp;
-	attr.sample_period = 1;
-	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
-	attr.defer_callchain = 1;
-	attr.defer_output = 1;
 	ASSERT_EQ(0, pthread_create(&th, &pattr, waiter_fn, &w));
 	while (!__atomic_load_n(&w.tid, __ATOMIC_ACQUIRE))
 		usleep(1000);
