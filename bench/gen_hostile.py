@@ -15,8 +15,9 @@ them valid, so that a walk that follows them is right.
   instructions.
 - Every call's return address less one (the address a caller's frame is
   looked up by) hashes to the same set of the kernel's per-mm rule cache
-  (hash_64(ip, 5), 4 ways): 126 rules competing for 4 slots, so that a walk
-  keeps missing the rules the mm remembers.
+  (hash_64(ip >> 6, 6), 4 ways: a slot covers a row's part of a 64-byte
+  block; each call has a row of its own): 126 rules competing for 4 slots, so that a walk keeps missing
+  the rules the mm remembers.
 
 The code is in its own section, .hostile, which the program is linked to
 load at --base (-Wl,--section-start): the addresses, and so the hashes,
@@ -28,13 +29,15 @@ stdout.
 import argparse
 
 GOLDEN_RATIO_64 = 0x61C8864680B583EB
-RULE_SET_BITS = 5               # kernel/unwind/mm_cache.h: 32 sets
+RULE_SET_BITS = 6               # kernel/unwind/mm_cache.h: 64 sets
+RULE_BLOCK_SHIFT = 6            # ... of 64-byte blocks
 CALL_LEN = 5                    # call rel32
 
 
 def rule_set(ip):
     """The set of the kernel's rule cache that @ip hashes to."""
-    return ((ip * GOLDEN_RATIO_64) & (2**64 - 1)) >> (64 - RULE_SET_BITS)
+    block = ip >> RULE_BLOCK_SHIFT
+    return ((block * GOLDEN_RATIO_64) & (2**64 - 1)) >> (64 - RULE_SET_BITS)
 
 
 def main():
@@ -73,10 +76,18 @@ def main():
                 s = rule_set(args.base + call + CALL_LEN - 1)
                 if target is None:
                     target = s
-                if s == target:
+                # The call's row (the call and the pop after it) in one
+                # 64-byte block: a row reaching out of it is kept in the
+                # set of its 4 KiB block instead.
+                one = ((args.base + call) >> RULE_BLOCK_SHIFT ==
+                       (args.base + call + CALL_LEN) >> RULE_BLOCK_SHIFT)
+                if s == target and one:
                     break
                 call += 1
             emit(f"\t.org {call}, 0x90")
+            # A row of its own for the call (%rsp equals %rbp here), so
+            # that its rule is one of a 64-byte block's set.
+            emit("\t.cfi_def_cfa %rsp, 16")
             emit(f"\tcall hostile_{i + 1}")
             emit(f"hostile_ret_{i}:")
             emit("\tpop %rbp\n\t.cfi_def_cfa %rsp, 8\n\tret")

@@ -6,6 +6,7 @@
 #include <linux/unwind_user_types.h>
 
 struct seq_file;
+struct unwind_row_span;
 
 /* eh_frame_find(): the row says this is the outermost frame. */
 #define EH_FRAME_OUTERMOST	1
@@ -19,7 +20,8 @@ int eh_frame_section_init(struct eh_frame_section *sec, unsigned long hdr,
 			  unsigned long seg_end, unsigned int ws);
 int eh_frame_find(const struct eh_frame_section *sec,
 		  struct eh_frame_memo *memo, unsigned long ip,
-		  struct unwind_user_frame *frame, unsigned int *budget);
+		  struct unwind_user_frame *frame, struct unwind_row_span *span,
+		  unsigned int *budget);
 void eh_frame_count_frame(bool signal);
 void eh_frame_count_frames(unsigned int nr);
 void eh_frame_counters_show(struct seq_file *m);

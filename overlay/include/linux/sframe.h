@@ -11,13 +11,23 @@ struct seq_file;
 /* sframe_find(): the row says this is the outermost frame. */
 #define SFRAME_OUTERMOST	1
 
+/*
+ * The addresses [@start, @end) one row of a table covers: every IP there
+ * has the rule the row gives (sframe_find(), eh_frame_find()).
+ */
+struct unwind_row_span {
+	unsigned long	start;
+	unsigned long	end;
+};
+
 #ifdef CONFIG_UNWIND_USER_SFRAME
 
 int sframe_section_init(struct sframe_section *sec, unsigned long addr,
 			unsigned long size, unsigned long text_start,
 			unsigned long text_end);
 int sframe_find(const struct sframe_section *sec, unsigned long ip,
-		struct unwind_user_frame *frame, unsigned int *budget);
+		struct unwind_user_frame *frame, struct unwind_row_span *span,
+		unsigned int *budget);
 
 /* The rules of the walker's tables and their per-mm cache (tables.c). */
 int unwind_tables_rule(struct unwind_user_state *state, unsigned long ip,

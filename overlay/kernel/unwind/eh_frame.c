@@ -142,29 +142,39 @@ bad:
 /*
  * The FDE for @ip by the search table: the last entry whose location is at
  * or below @ip; *@inside says whether an entry follows it (the FDE found
- * is not the file's last). One user access section for the whole search,
- * charged a unit a probe.
+ * is not the file's last). *@bound is set to the addresses for which every
+ * probe compares as for @ip (so the search finds the same entry), sorted
+ * table or not. One user access section for the whole search, charged a
+ * unit a probe.
  */
 static int eh_frame_find_fde(const struct eh_frame_section *sec,
 			     unsigned long ip, unsigned long *fde,
-			     bool *inside, unsigned int *budget)
+			     bool *inside, struct unwind_row_span *bound,
+			     unsigned int *budget)
 {
 	const s32 __user *t = (const s32 __user *)sec->table;
 	u32 lo = 0, hi = sec->nr_fdes;
+	unsigned long at;
 	s32 loc, off;
 
 	if (!unwind_charge(budget, fls(hi) + 1))
 		return -E2BIG;
 	if (!user_read_access_begin(t, (unsigned long)hi * 8))
 		return -EFAULT;
+	bound->start = 0;
+	bound->end = ULONG_MAX;
 	while (lo < hi) {
 		u32 mid = lo + (hi - lo) / 2;
 
 		unsafe_get_user(loc, t + 2 * mid, efault);
-		if (sec->hdr + loc <= ip)
+		at = sec->hdr + loc;
+		if (at <= ip) {
 			lo = mid + 1;
-		else
+			bound->start = max(bound->start, at);
+		} else {
 			hi = mid;
+			bound->end = min(bound->end, at);
+		}
 	}
 	if (!lo) {
 		user_read_access_end();
@@ -293,6 +303,7 @@ static_assert(sizeof(struct eh_cie_rules) <=
  * @ip: the address to look up: the interrupted IP, or a return address
  *	minus one for a caller's frame
  * @frame: filled with the rule on success
+ * @span: filled on success with the addresses whose rule is the same
  * @budget: the work the walk has left, in instructions decoded and reads
  *	    made; charged here
  *
@@ -312,17 +323,19 @@ static_assert(sizeof(struct eh_cie_rules) <=
  */
 int eh_frame_find(const struct eh_frame_section *sec,
 		  struct eh_frame_memo *memo, unsigned long ip,
-		  struct unwind_user_frame *frame, unsigned int *budget)
+		  struct unwind_user_frame *frame, struct unwind_row_span *span,
+		  unsigned int *budget)
 {
 	struct eh_cie_rules local, *cr = &local;
 	struct unwind_cursor cur;
-	unsigned long fde, cie_ptr, cie, begin, range;
+	unsigned long fde, cie_ptr, cie, begin, range, end;
+	struct unwind_row_span bound;
 	bool known = false, inside = false;
 	u64 len, id;
 	int ret;
 
 	eh_stat_inc(EH_STAT_LOOKUPS);
-	ret = eh_frame_find_fde(sec, ip, &fde, &inside, budget);
+	ret = eh_frame_find_fde(sec, ip, &fde, &inside, &bound, budget);
 	if (ret)
 		goto out;
 
@@ -382,7 +395,15 @@ int eh_frame_find(const struct eh_frame_section *sec,
 			memo->cie = cie;
 	}
 
-	return eh_frame_row(cr, &cur, begin, ip, frame);
+	/* The FDE's range may end at the top of the address space. */
+	end = range < ULONG_MAX - begin ? begin + range : ULONG_MAX;
+	ret = eh_frame_row(cr, &cur, begin, end, ip, frame, span);
+	if (ret == 0 || ret == EH_FRAME_OUTERMOST) {
+		/* Only where the search would find this FDE again. */
+		span->start = max(span->start, bound.start);
+		span->end = min(span->end, bound.end);
+	}
+	return ret;
 
 fail:
 	ret = cur.err;

@@ -9,6 +9,7 @@
 #define _KERNEL_UNWIND_EH_FRAME_DECODE_H
 
 #include <linux/percpu.h>
+#include <linux/sframe.h>
 #include <linux/types.h>
 #include <linux/unwind_user_types.h>
 
@@ -228,7 +229,7 @@ struct eh_cie_rules {
 
 int eh_frame_cie_rules(struct eh_cie_rules *cr, unsigned int *budget);
 int eh_frame_row(const struct eh_cie_rules *cr, struct unwind_cursor *insns,
-		 unsigned long begin, unsigned long ip,
-		 struct unwind_user_frame *frame);
+		 unsigned long begin, unsigned long end, unsigned long ip,
+		 struct unwind_user_frame *frame, struct unwind_row_span *span);
 
 #endif /* _KERNEL_UNWIND_EH_FRAME_DECODE_H */

@@ -83,7 +83,8 @@ struct eh_exec {
 	struct eh_row	initial;	/* after the CIE: DW_CFA_restore */
 	struct eh_row	saved[EH_FRAME_MAX_STATES];
 	unsigned int	nr_saved;
-	unsigned long	loc;
+	unsigned long	loc;		/* where the row being built starts */
+	unsigned long	end;		/* where the next row starts, or the FDE ends */
 	unsigned long	ip;
 	const struct eh_cie *cie;
 };
@@ -301,8 +302,10 @@ static int eh_exec_run(struct eh_exec *x, struct unwind_cursor *cur,
 			off = eh_pointer(cur, fde_enc, 0, x->cie->ws);
 			if (cur->err || off < x->loc)
 				return cur->err ?: -EINVAL;
-			if (off > x->ip)
+			if (off > x->ip) {
+				x->end = min(x->end, off);
 				return 0;
+			}
 			x->loc = off;
 			break;
 		case DW_CFA_advance_loc1:
@@ -408,8 +411,12 @@ static int eh_exec_run(struct eh_exec *x, struct unwind_cursor *cur,
 		continue;
 advance:
 		delta *= x->cie->code_align;
-		if (delta > x->ip - x->loc)
+		if (delta > x->ip - x->loc) {
+			/* The row of @ip ends where this one starts. */
+			if (delta < x->end - x->loc)
+				x->end = x->loc + delta;
 			return cur->err;
+		}
 		x->loc += delta;
 	}
 	return cur->err;
@@ -548,6 +555,7 @@ int eh_frame_cie_rules(struct eh_cie_rules *cr, unsigned int *budget)
 	x.nr_saved = 0;
 	x.cie = &cr->cie;
 	x.loc = 0;
+	x.end = ULONG_MAX;
 	x.ip = ULONG_MAX;
 	unwind_cursor_init(&ccur, cr->cie.insns, cr->cie.end);
 	ccur.budget = budget;
@@ -563,16 +571,18 @@ int eh_frame_cie_rules(struct eh_cie_rules *cr, unsigned int *budget)
  *	(eh_frame_cie_rules())
  * @insns: a cursor on the FDE's instructions
  * @begin: the first address the FDE covers
+ * @end: the address after the last one it covers
  * @ip: the address looked up, which the FDE covers
  * @frame: filled with the rule on success
+ * @span: filled on success with the addresses the row covers
  *
  * Context: as eh_frame_find().
  *
  * Return: as eh_frame_find(), but -ENOENT; every failure is counted here.
  */
 int eh_frame_row(const struct eh_cie_rules *cr, struct unwind_cursor *insns,
-		 unsigned long begin, unsigned long ip,
-		 struct unwind_user_frame *frame)
+		 unsigned long begin, unsigned long end, unsigned long ip,
+		 struct unwind_user_frame *frame, struct unwind_row_span *span)
 {
 	struct eh_exec x;
 	int ret;
@@ -583,9 +593,17 @@ int eh_frame_row(const struct eh_cie_rules *cr, struct unwind_cursor *insns,
 	x.nr_saved = 0;
 	x.cie = &cr->cie;
 	x.loc = begin;
+	x.end = end;
 	x.ip = ip;
 	ret = eh_exec_run(&x, insns, cr->cie.fde_enc);
-	if (!ret)
-		return eh_row_frame(&x.row, &cr->cie, ip, frame);
-	return eh_exec_result(ret);
+	if (ret)
+		return eh_exec_result(ret);
+	span->start = x.loc;
+	span->end = x.end;
+	/* The .plt's CFA depends on the IP itself, not just on its row. */
+	if (x.row.cfa_kind == EH_CFA_PLT) {
+		span->start = ip;
+		span->end = ip + 1;
+	}
+	return eh_row_frame(&x.row, &cr->cie, ip, frame);
 }

@@ -57,10 +57,15 @@ struct unwind_mm_range {
 };
 
 /*
- * The rule of one return address (or interrupted IP) in the file mapping
- * @tag names (unwind_rule_tag()). @seq is odd while a writer fills the
- * slot; a reader that sees it odd or changed takes a miss. Offsets that do
- * not fit are not remembered.
+ * The rule of the @len addresses from @start in the file mapping @tag
+ * names (unwind_rule_tag()): the part of one table row that lies in one
+ * block of code, so that the IPs of a loop and the return addresses of
+ * nearby calls share it. A part within a block of UNWIND_RULE_BLOCK bytes
+ * is kept in that block's set; a longer one (the body of a large function)
+ * in the set of its UNWIND_RULE_WIDE-byte block, so that it takes one slot,
+ * not one per small block. @len 0 marks a free slot. @seq is odd while a
+ * writer fills the slot; a reader that sees it odd or changed takes a
+ * miss. Offsets that do not fit are not remembered.
  */
 struct unwind_mm_rule {
 	u32		seq;
@@ -69,9 +74,15 @@ struct unwind_mm_rule {
 	s16		fp_off;
 	u8		flags;
 	u8		type;
-	unsigned long	ip;
+	u16		len;
+	unsigned long	start;
 	u64		tag;
 };
+
+#define UNWIND_RULE_BLOCK_SHIFT	6
+#define UNWIND_RULE_BLOCK	BIT(UNWIND_RULE_BLOCK_SHIFT)
+#define UNWIND_RULE_WIDE_SHIFT	12
+#define UNWIND_RULE_WIDE	BIT(UNWIND_RULE_WIDE_SHIFT)
 
 #define UNWIND_RULE_USE_FP	BIT(0)
 #define UNWIND_RULE_CFA_DEREF	BIT(1)
@@ -92,9 +103,9 @@ struct unwind_mm_rule {
  */
 
 /* The table of one mm: mappings, rules, then as many entries as fit. */
-#define SFRAME_MM_BYTES		SZ_8K
+#define SFRAME_MM_BYTES		SZ_16K
 #define UNWIND_MM_RULE_WAYS	4
-#define UNWIND_MM_RULE_SETS	32	/* a power of two */
+#define UNWIND_MM_RULE_SETS	64	/* a power of two */
 #define UNWIND_MM_RANGES	16
 
 /*
@@ -192,11 +203,26 @@ static __always_inline u64 unwind_rule_tag(u64 id, unsigned int types,
 	return (id << 4) | (ws == sizeof(long) ? 8 : 0) | (types & 7);
 }
 
+/*
+ * The set of @ip's block (@wide: of its wide block). The two kinds of
+ * blocks are numbered apart, so that a wide block and the first small
+ * block in it do not share a set.
+ */
 static __always_inline struct unwind_mm_rule *
-unwind_rule_set(struct sframe_mm *c, unsigned long ip)
+unwind_rule_set(struct sframe_mm *c, unsigned long ip, bool wide)
 {
+	unsigned long block = wide ? ~(ip >> UNWIND_RULE_WIDE_SHIFT) :
+				     ip >> UNWIND_RULE_BLOCK_SHIFT;
+
 	return &c->rules[UNWIND_MM_RULE_WAYS *
-			 hash_long(ip, ilog2(UNWIND_MM_RULE_SETS))];
+			 hash_long(block, ilog2(UNWIND_MM_RULE_SETS))];
+}
+
+/* Whether slot @r's addresses, as read, include @ip. */
+static __always_inline bool unwind_rule_covers(struct unwind_mm_rule *r,
+					       unsigned long ip)
+{
+	return ip - READ_ONCE(r->start) < READ_ONCE(r->len);
 }
 
 /*
@@ -211,12 +237,13 @@ static __always_inline bool unwind_rule_read(struct unwind_mm_rule *r,
 	u32 seq;
 	u8 flags;
 
-	/* Most slots of a set hold other addresses: one load tells. */
-	if (READ_ONCE(r->ip) != ip)
+	/* Most slots of a set hold other addresses: two loads tell. */
+	if (!unwind_rule_covers(r, ip))
 		return false;
 	/* Pairs with the release that published the slot's rule. */
 	seq = smp_load_acquire(&r->seq);
-	if ((seq & 1) || READ_ONCE(r->ip) != ip || READ_ONCE(r->tag) != tag)
+	if ((seq & 1) || !unwind_rule_covers(r, ip) ||
+	    READ_ONCE(r->tag) != tag)
 		return false;
 	frame->cfa_off = READ_ONCE(r->cfa_off);
 	frame->ra_off = READ_ONCE(r->ra_off);
@@ -253,11 +280,16 @@ static __always_inline bool unwind_rule_get(struct sframe_mm *c,
 					    struct unwind_user_frame *frame,
 					    u8 *step)
 {
-	struct unwind_mm_rule *set = unwind_rule_set(c, ip);
+	struct unwind_mm_rule *set = unwind_rule_set(c, ip, false);
+	struct unwind_mm_rule *wide = unwind_rule_set(c, ip, true);
 	unsigned int w;
 
 	for (w = 0; w < UNWIND_MM_RULE_WAYS; w++) {
 		if (unwind_rule_read(&set[w], ip, tag, frame, step))
+			return true;
+	}
+	for (w = 0; w < UNWIND_MM_RULE_WAYS; w++) {
+		if (unwind_rule_read(&wide[w], ip, tag, frame, step))
 			return true;
 	}
 	return false;
@@ -278,7 +310,9 @@ unwind_user_map_of(struct unwind_user_state *state, unsigned long ip)
 	return NULL;
 }
 
-void unwind_rule_put(struct sframe_mm *c, unsigned long ip, u64 tag,
+struct unwind_row_span;
+void unwind_rule_put(struct sframe_mm *c, unsigned long ip,
+		     const struct unwind_row_span *span, u64 tag,
 		     const struct unwind_user_frame *frame);
 
 /*

@@ -27,15 +27,16 @@
  * Fill the slot @r, unless another writer has it: the next lookup then
  * writes it again. Any context but NMI.
  */
-static void unwind_rule_fill(struct unwind_mm_rule *r, unsigned long ip,
-			     u64 tag, const struct unwind_user_frame *frame,
-			     u8 flags)
+static void unwind_rule_fill(struct unwind_mm_rule *r, unsigned long start,
+			     u16 len, u64 tag,
+			     const struct unwind_user_frame *frame, u8 flags)
 {
 	u32 seq = READ_ONCE(r->seq);
 
 	if ((seq & 1) || !try_cmpxchg(&r->seq, &seq, seq + 1))
 		return;
-	WRITE_ONCE(r->ip, ip);
+	WRITE_ONCE(r->start, start);
+	WRITE_ONCE(r->len, len);
 	WRITE_ONCE(r->tag, tag);
 	WRITE_ONCE(r->cfa_off, frame->cfa_off);
 	WRITE_ONCE(r->ra_off, frame->ra_off);
@@ -62,43 +63,62 @@ static u8 unwind_rule_flags(const struct unwind_user_frame *frame)
 static DEFINE_PER_CPU(unsigned int, unwind_rule_victim);
 
 /**
- * unwind_rule_put - remember the rule of an address
+ * unwind_rule_put - remember the rule of an address and of its row
  * @c: the mm's table
- * @ip: the address
+ * @ip: the address looked up
+ * @span: the addresses that share its rule (its table row); one that does
+ *	  not hold @ip stands for @ip alone
  * @tag: unwind_rule_tag() of the file mapping @ip is in
  * @frame: its rule
  *
- * Each address hashes to a set of slots. A rule already there is
- * rewritten in place; a new one takes a slot never used, else the slot
- * this CPU's turn names, whose rule falls out: one slot written, not a
- * set moved down. Rules whose offsets do not fit a slot are not
- * remembered.
+ * The slot remembers the part of @span in @ip's wide block, in the set of
+ * that block when it reaches out of @ip's small block, else in the small
+ * block's set (struct unwind_mm_rule): the next IP of a loop, or a return
+ * address near this one, hits. A slot of the set holding @ip already is
+ * rewritten in place; else the rule takes a slot never used, else the slot
+ * this CPU's turn names, whose rule falls out: one slot written, not a set
+ * moved down. Rules whose offsets do not fit a slot are not remembered.
  *
  * Context: any but NMI; takes no lock.
  */
-void unwind_rule_put(struct sframe_mm *c, unsigned long ip, u64 tag,
+void unwind_rule_put(struct sframe_mm *c, unsigned long ip,
+		     const struct unwind_row_span *span, u64 tag,
 		     const struct unwind_user_frame *frame)
 {
-	struct unwind_mm_rule *set = unwind_rule_set(c, ip);
+	unsigned long wide = ip & ~(UNWIND_RULE_WIDE - 1);
+	unsigned long block = ip & ~(UNWIND_RULE_BLOCK - 1);
+	unsigned long start = span->start, end = span->end;
 	unsigned int w, victim = UNWIND_MM_RULE_WAYS;
-	unsigned long slot_ip;
+	struct unwind_mm_rule *set;
+	bool wider;
 
+	BUILD_BUG_ON(UNWIND_RULE_WIDE > U16_MAX);
 	if (frame->ra_off != (s16)frame->ra_off ||
 	    frame->fp_off != (s16)frame->fp_off)
 		return;
+	if (start > ip || end <= ip) {
+		start = ip;
+		end = ip + 1;
+	}
+	start = max(start, wide);
+	if (end - wide > UNWIND_RULE_WIDE)
+		end = wide + UNWIND_RULE_WIDE;
+	wider = start < block || end - block > UNWIND_RULE_BLOCK;
+	set = unwind_rule_set(c, ip, wider);
 	for (w = 0; w < UNWIND_MM_RULE_WAYS; w++) {
-		slot_ip = READ_ONCE(set[w].ip);
-		if (slot_ip == ip && READ_ONCE(set[w].tag) == tag) {
+		if (unwind_rule_covers(&set[w], ip) &&
+		    READ_ONCE(set[w].tag) == tag) {
 			victim = w;
 			break;
 		}
-		if (!slot_ip && victim == UNWIND_MM_RULE_WAYS)
+		if (!READ_ONCE(set[w].len) && victim == UNWIND_MM_RULE_WAYS)
 			victim = w;
 	}
 	if (victim == UNWIND_MM_RULE_WAYS)
 		victim = this_cpu_inc_return(unwind_rule_victim) %
 			 UNWIND_MM_RULE_WAYS;
-	unwind_rule_fill(&set[victim], ip, tag, frame, unwind_rule_flags(frame));
+	unwind_rule_fill(&set[victim], start, end - start, tag, frame,
+			 unwind_rule_flags(frame));
 }
 
 /**
@@ -129,9 +149,10 @@ void unwind_tables_count_frame(const struct unwind_user_frame *frame)
 static int unwind_tables_sframe(const struct unwind_user_tables *t,
 				unsigned long ip,
 				struct unwind_user_frame *frame,
+				struct unwind_row_span *span,
 				unsigned int *budget)
 {
-	int ret = sframe_find(&t->sframe, ip, frame, budget);
+	int ret = sframe_find(&t->sframe, ip, frame, span, budget);
 
 	switch (ret) {
 	case 0:
@@ -156,7 +177,8 @@ static int unwind_tables_sframe(const struct unwind_user_tables *t,
  * code has the walk's word size (a 64-bit process may map an i386 file).
  */
 static int unwind_tables_find(struct unwind_user_state *state,
-			      unsigned long ip, struct unwind_user_frame *frame)
+			      unsigned long ip, struct unwind_user_frame *frame,
+			      struct unwind_row_span *span)
 {
 	const struct unwind_user_tables *t = &state->tables;
 	unsigned int methods = state->available_types;
@@ -164,7 +186,7 @@ static int unwind_tables_find(struct unwind_user_state *state,
 	int ret = -ENOENT;
 
 	if ((methods & UNWIND_USER_TYPE_SFRAME) && t->sframe.text_end) {
-		ret = unwind_tables_sframe(t, ip, frame, budget);
+		ret = unwind_tables_sframe(t, ip, frame, span, budget);
 		/*
 		 * A row SFrame cannot give (a signal frame, a rule it has no
 		 * words for) or a bad one: .eh_frame may have a good one.
@@ -177,7 +199,8 @@ static int unwind_tables_find(struct unwind_user_state *state,
 	    t->eh.ws == state->ws) {
 		int sf = ret;
 
-		ret = eh_frame_find(&t->eh, &state->eh_memo, ip, frame, budget);
+		ret = eh_frame_find(&t->eh, &state->eh_memo, ip, frame, span,
+				    budget);
 		switch (ret) {
 		case 0:
 			frame->type = UNWIND_USER_TYPE_EH_FRAME;
@@ -212,27 +235,30 @@ static int unwind_rule_result(const struct unwind_user_frame *frame)
 }
 
 /*
- * Remember what a lookup found: a rule, the outermost frame, no table for
- * the IP (frame pointers then). Not an IP amid code its tables describe
+ * Remember what a lookup found: a row's rule or the outermost frame, for
+ * the addresses of the row (@span); no table for the IP (frame pointers
+ * then), for the IP alone. Not an IP amid code its tables describe
  * (UNWIND_TABLES_NO_ROW): the walk ends there, once a walk.
  */
 static void unwind_rule_remember(struct sframe_mm *c, unsigned long ip,
 				 u64 tag, unsigned int ws, int ret,
-				 const struct unwind_user_frame *frame)
+				 const struct unwind_user_frame *frame,
+				 const struct unwind_row_span *span)
 {
+	struct unwind_row_span one = { ip, ip + 1 };
 	struct unwind_user_frame f = { };
 
 	switch (ret) {
 	case 0:
-		unwind_rule_put(c, ip, tag, frame);
+		unwind_rule_put(c, ip, span, tag, frame);
 		break;
 	case SFRAME_OUTERMOST:
 		f.type = UNWIND_USER_TYPE_NONE;
-		unwind_rule_put(c, ip, tag, &f);
+		unwind_rule_put(c, ip, span, tag, &f);
 		break;
 	case -ENOENT:
 		unwind_user_fp_rule(&f, ARCH_UNWIND_USER_FP_BODY, ws);
-		unwind_rule_put(c, ip, tag, &f);
+		unwind_rule_put(c, ip, &one, tag, &f);
 		break;
 	}
 }
@@ -261,6 +287,7 @@ int unwind_tables_lookup(struct unwind_user_state *state,
 	/* A range with an entry: the mm's table is set up. */
 	struct sframe_mm *c = smp_load_acquire(&current->mm->sframe_cache);
 	u64 tag = unwind_rule_tag(m->id, state->available_types, state->ws);
+	struct unwind_row_span span = { ip, ip + 1 };
 	int ret;
 
 	if (!unwind_tables_copy(state, m))
@@ -269,9 +296,9 @@ int unwind_tables_lookup(struct unwind_user_state *state,
 	if (!unwind_charge(&state->budget, UNWIND_LOOKUP_COST))
 		return -E2BIG;
 	sframe_stat_add(SFRAME_STAT_RULE_LOOKUPS, 1);
-	ret = unwind_tables_find(state, ip, frame);
+	ret = unwind_tables_find(state, ip, frame, &span);
 	if (!in_nmi())
-		unwind_rule_remember(c, ip, tag, state->ws, ret, frame);
+		unwind_rule_remember(c, ip, tag, state->ws, ret, frame, &span);
 	return ret;
 }
 

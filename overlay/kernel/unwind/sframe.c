@@ -310,7 +310,8 @@ efault:
  */
 static int sframe_find_fde(const struct sframe_section *sec, unsigned long ip,
 			   unsigned long *func, u32 *size,
-			   struct unwind_cursor *cur)
+			   struct unwind_cursor *cur,
+			   struct unwind_row_span *bound)
 {
 	const struct sframe_fde __user *fdes = (const void __user *)sec->fdes;
 	struct sframe_fde_val val[3], *prev = NULL, *this, *next = NULL;
@@ -323,15 +324,25 @@ static int sframe_find_fde(const struct sframe_section *sec, unsigned long ip,
 
 	if (!user_read_access_begin(fdes, (unsigned long)hi * sizeof(*fdes)))
 		return -EFAULT;
-	/* The last function that starts at or below @ip. */
+	/*
+	 * The last function that starts at or below @ip, and the addresses
+	 * for which every probe compares the same (sorted index or not).
+	 */
+	bound->start = 0;
+	bound->end = ULONG_MAX;
 	while (lo < hi) {
 		u32 mid = lo + (hi - lo) / 2;
+		unsigned long at;
 
 		unsafe_get_user(start, &fdes[mid].func_start, efault);
-		if ((unsigned long)&fdes[mid] + le64_to_cpu(start) <= ip)
+		at = (unsigned long)&fdes[mid] + le64_to_cpu(start);
+		if (at <= ip) {
 			lo = mid + 1;
-		else
+			bound->start = max(bound->start, at);
+		} else {
 			hi = mid;
+			bound->end = min(bound->end, at);
+		}
 	}
 	ret = -ENOENT;
 	if (!lo)
@@ -400,6 +411,7 @@ efault:
  * @ip: the address to look up: the interrupted IP, or a return address
  *	minus one for a caller's frame
  * @frame: filled with the rule on success
+ * @span: filled on success with the addresses whose rule is the same
  * @budget: the work the walk has left, in rows decoded and reads made;
  *	    charged here
  *
@@ -414,12 +426,14 @@ efault:
  * the section breaks a rule; -E2BIG when @budget ran out.
  */
 int sframe_find(const struct sframe_section *sec, unsigned long ip,
-		struct unwind_user_frame *frame, unsigned int *budget)
+		struct unwind_user_frame *frame, struct unwind_row_span *span,
+		unsigned int *budget)
 {
 	struct unwind_cursor cur;
+	struct unwind_row_span bound;
 	struct sframe_row row = { };
 	unsigned int addr_size, k, w, nr;
-	u32 size, start, prev = 0, limit, off;
+	u32 size, start, prev = 0, limit, off, row_end;
 	u8 info, info2, rep_size;
 	unsigned long func;
 	const u8 *p;
@@ -437,7 +451,7 @@ int sframe_find(const struct sframe_section *sec, unsigned long ip,
 	if (!unwind_cursor_charge(&cur, fls(sec->nr_fdes) + 3 +
 				  UNWIND_READ_COST(sizeof(cur.buf))))
 		return cur.err;
-	ret = sframe_find_fde(sec, ip, &func, &size, &cur);
+	ret = sframe_find_fde(sec, ip, &func, &size, &cur, &bound);
 	if (ret)
 		return ret;
 
@@ -466,6 +480,7 @@ int sframe_find(const struct sframe_section *sec, unsigned long ip,
 	}
 
 	addr_size = 1 << SFRAME_FDE_FRE_TYPE(info);
+	row_end = limit;
 	for (k = 0; k < nr; k++) {
 		u8 fre_info;
 
@@ -481,8 +496,10 @@ int sframe_find(const struct sframe_section *sec, unsigned long ip,
 			return -EINVAL;
 		if (SFRAME_FRE_WORD_SIZE(fre_info) > SFRAME_FRE_WORD_SIZE_4B)
 			return -EINVAL;
-		if (start > off)
+		if (start > off) {
+			row_end = start;
 			break;
+		}
 		row.info = fre_info;
 		row.nr = SFRAME_FRE_NR_WORDS(fre_info);
 		row.size = 1 << SFRAME_FRE_WORD_SIZE(fre_info);
@@ -496,6 +513,16 @@ int sframe_find(const struct sframe_section *sec, unsigned long ip,
 	}
 	if (!found)
 		return -ENOENT;
+	/*
+	 * The row's addresses that the search would find this function for;
+	 * a .plt's rows repeat: its span is the IP alone.
+	 */
+	span->start = max3(func + prev, bound.start, sec->text_start);
+	span->end = min3(func + row_end, bound.end, sec->text_end);
+	if (SFRAME_FDE_PC_MASK(info)) {
+		span->start = ip;
+		span->end = ip + 1;
+	}
 
 	/* No data words: the return address is undefined, the walk ends. */
 	if (!row.nr)

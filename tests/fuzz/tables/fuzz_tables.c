@@ -206,16 +206,18 @@ static void check_written(int ret, const struct unwind_user_frame *f)
  */
 int __real_eh_frame_find(const struct eh_frame_section *sec,
 			 struct eh_frame_memo *memo, unsigned long ip,
-			 struct unwind_user_frame *frame, unsigned int *budget);
+			 struct unwind_user_frame *frame,
+			 struct unwind_row_span *span, unsigned int *budget);
 
 int __wrap_eh_frame_find(const struct eh_frame_section *sec,
 			 struct eh_frame_memo *memo, unsigned long ip,
-			 struct unwind_user_frame *frame, unsigned int *budget)
+			 struct unwind_user_frame *frame,
+			 struct unwind_row_span *span, unsigned int *budget)
 {
 	int ret;
 
 	poison(frame);
-	ret = __real_eh_frame_find(sec, memo, ip, frame, budget);
+	ret = __real_eh_frame_find(sec, memo, ip, frame, span, budget);
 	check_written(ret, frame);
 	return ret;
 }
@@ -294,15 +296,62 @@ static void eh_setup(struct fuzz_in *in)
 	in->eh_ok = true;
 }
 
+/*
+ * A row's span holds the IP looked up, and its first and last addresses
+ * have the same rule (@find looks one up with no budget).
+ */
+static void check_span(const char *what, unsigned long ip, int ret,
+		       const struct unwind_user_frame *f,
+		       const struct unwind_row_span *span,
+		       int (*find)(struct fuzz_in *in, unsigned long ip,
+				   struct unwind_user_frame *f),
+		       struct fuzz_in *in)
+{
+	unsigned long at[2] = { span->start, span->end - 1 };
+	struct unwind_user_frame g;
+	unsigned int i;
+	char name[64];
+	int r;
+
+	if (ret != 0 && ret != SFRAME_OUTERMOST)
+		return;
+	if (span->start > ip || span->end <= ip)
+		fuzz_bug("%s: the row's span [%#lx, %#lx) lacks its IP %#lx",
+			 what, span->start, span->end, ip);
+	for (i = 0; i < 2; i++) {
+		if (at[i] == ip)
+			continue;
+		r = find(in, at[i], &g);
+		snprintf(name, sizeof(name), "%s, at its span's %s", what,
+			 i ? "end" : "start");
+		check_same(name, r, &g, ret, f);
+	}
+}
+
+static int eh_find_at(struct fuzz_in *in, unsigned long ip,
+		      struct unwind_user_frame *f)
+{
+	struct unwind_row_span span;
+	unsigned int unlimited = UINT_MAX;
+	int ret;
+
+	window1("eh_frame_find in a span", in->eh_lo, in->eh_hi);
+	poison(f);
+	ret = eh_frame_find(&in->eh, NULL, ip, f, &span, &unlimited);
+	fuzz_call_done();
+	return ret;
+}
+
 static void eh_lookup(struct fuzz_in *in, unsigned long ip)
 {
 	struct unwind_user_frame f, rf;
+	struct unwind_row_span span, rspan;
 	unsigned int budget = in->budget, unlimited = UINT_MAX;
 	int ret, ref;
 
 	window1(fn_names[FN_EH_FIND], in->eh_lo, in->eh_hi);
 	poison(&f);
-	ret = eh_frame_find(&in->eh, &in->memo, ip, &f, &budget);
+	ret = eh_frame_find(&in->eh, &in->memo, ip, &f, &span, &budget);
 	fuzz_call_done();
 	check_result(FN_EH_FIND, ret);
 	check_budget(ret, in->budget, budget);
@@ -315,11 +364,12 @@ static void eh_lookup(struct fuzz_in *in, unsigned long ip)
 
 	window1("eh_frame_find without a memo", in->eh_lo, in->eh_hi);
 	poison(&rf);
-	ref = eh_frame_find(&in->eh, NULL, ip, &rf, &unlimited);
+	ref = eh_frame_find(&in->eh, NULL, ip, &rf, &rspan, &unlimited);
 	fuzz_call_done();
 	if (ref == -E2BIG)
 		fuzz_bug("an unlimited budget ran out");
 	check_same("eh_frame_find with a memo and a budget", ret, &f, ref, &rf);
+	check_span("eh_frame_find", ip, ref, &rf, &rspan, eh_find_at, in);
 }
 
 static void sf_setup(struct fuzz_in *in)
@@ -348,15 +398,30 @@ static void sf_setup(struct fuzz_in *in)
 	in->sf_ok = true;
 }
 
+static int sf_find_at(struct fuzz_in *in, unsigned long ip,
+		      struct unwind_user_frame *f)
+{
+	struct unwind_row_span span;
+	unsigned int unlimited = UINT_MAX;
+	int ret;
+
+	window1("sframe_find in a span", in->sf_lo, in->sf_hi);
+	poison(f);
+	ret = sframe_find(&in->sf, ip, f, &span, &unlimited);
+	fuzz_call_done();
+	return ret;
+}
+
 static void sf_lookup(struct fuzz_in *in, unsigned long ip)
 {
 	struct unwind_user_frame f, rf;
+	struct unwind_row_span span, rspan;
 	unsigned int budget = in->budget, unlimited = UINT_MAX;
 	int ret, ref;
 
 	window1(fn_names[FN_SF_FIND], in->sf_lo, in->sf_hi);
 	poison(&f);
-	ret = sframe_find(&in->sf, ip, &f, &budget);
+	ret = sframe_find(&in->sf, ip, &f, &span, &budget);
 	fuzz_call_done();
 	check_written(ret, &f);
 	check_result(FN_SF_FIND, ret);
@@ -367,12 +432,13 @@ static void sf_lookup(struct fuzz_in *in, unsigned long ip)
 
 	window1("sframe_find unlimited", in->sf_lo, in->sf_hi);
 	poison(&rf);
-	ref = sframe_find(&in->sf, ip, &rf, &unlimited);
+	ref = sframe_find(&in->sf, ip, &rf, &rspan, &unlimited);
 	fuzz_call_done();
 	check_written(ref, &rf);
 	if (ref == -E2BIG)
 		fuzz_bug("an unlimited budget ran out");
 	check_same("sframe_find with a budget", ret, &f, ref, &rf);
+	check_span("sframe_find", ip, ref, &rf, &rspan, sf_find_at, in);
 }
 
 /* A walk of one file mapped everywhere, with the sections set up. */
