@@ -42,6 +42,8 @@ unsigned int unwind_user_methods_built(void);
 int unwind_user_set_methods(unsigned int methods);
 unsigned int unwind_user_work_budget(void);
 int unwind_user_set_work_budget(unsigned int budget);
+unsigned int unwind_user_interrupt_budget(void);
+int unwind_user_set_interrupt_budget(unsigned int budget);
 bool unwind_user_start_nofault(struct unwind_user_state *state);
 bool unwind_user_end_nofault(const struct unwind_user_state *state);
 void unwind_user_save_regs(struct unwind_user_regs *regs);

@@ -30,6 +30,8 @@ unsigned int unwind_user_enabled __read_mostly = UNWIND_USER_TYPES_BUILT;
 #define UNWIND_USER_BUDGET_DEFAULT	BIT(20)
 
 static unsigned int unwind_user_budget __read_mostly = UNWIND_USER_BUDGET_DEFAULT;
+static unsigned int unwind_user_budget_nofault __read_mostly =
+	UNWIND_USER_BUDGET_NOFAULT;
 
 /**
  * unwind_user_methods_built - the methods this kernel was built with
@@ -93,5 +95,36 @@ int unwind_user_set_work_budget(unsigned int budget)
 	if (!budget)
 		return -EINVAL;
 	WRITE_ONCE(unwind_user_budget, budget);
+	return 0;
+}
+
+/**
+ * unwind_user_interrupt_budget - the table work a walk in an interrupt may do
+ *
+ * The walk that a sample or a BPF program makes where it cannot take a page
+ * fault (NMI, IRQ, scheduler locks held) looks rules up until it has done
+ * this much work, then defers (or ends, for BPF).
+ *
+ * Context: any.
+ *
+ * Return: the budget, in the units of unwind_user_work_budget().
+ */
+unsigned int unwind_user_interrupt_budget(void)
+{
+	return READ_ONCE(unwind_user_budget_nofault);
+}
+
+/**
+ * unwind_user_set_interrupt_budget - set the table work of a walk in an interrupt
+ * @budget: the new budget, from the next walk on; 0: such a walk uses only
+ *	    the rules the mm remembers
+ *
+ * Context: any.
+ *
+ * Return: 0.
+ */
+int unwind_user_set_interrupt_budget(unsigned int budget)
+{
+	WRITE_ONCE(unwind_user_budget_nofault, budget);
 	return 0;
 }

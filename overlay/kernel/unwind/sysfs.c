@@ -4,8 +4,10 @@
  * callers, so that a profiler can tell before it records whether the
  * chains of code built without frame pointers will be right; and the
  * switch that turns a method off (and on again) without a reboot;
- * work_budget: how much table work one walk may do; and bpf_tables: whether
- * BPF's stack helpers walk by the tables too.
+ * work_budget: how much table work one walk may do; interrupt_budget: how
+ * much of it a walk where page faults cannot be taken may do before it
+ * defers; and bpf_tables: whether BPF's stack helpers walk by the tables
+ * too.
  */
 #include <linux/init.h>
 #include <linux/kernel.h>
@@ -110,6 +112,28 @@ static ssize_t work_budget_store(struct kobject *kobj,
 
 static struct kobj_attribute work_budget_attr = __ATTR_RW(work_budget);
 
+/* The table work a walk in an interrupt may do before it defers. */
+static ssize_t interrupt_budget_show(struct kobject *kobj,
+				     struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", unwind_user_interrupt_budget());
+}
+
+static ssize_t interrupt_budget_store(struct kobject *kobj,
+				      struct kobj_attribute *attr,
+				      const char *buf, size_t count)
+{
+	unsigned int budget;
+	int ret = kstrtouint(buf, 0, &budget);
+
+	if (!ret)
+		ret = unwind_user_set_interrupt_budget(budget);
+	return ret ? ret : count;
+}
+
+static struct kobj_attribute interrupt_budget_attr =
+	__ATTR_RW(interrupt_budget);
+
 #ifdef CONFIG_UNWIND_USER_BPF
 /* Whether BPF's stack helpers walk by the tables: 1, or 0 (frame pointers). */
 static ssize_t bpf_tables_show(struct kobject *kobj,
@@ -138,6 +162,7 @@ static struct attribute *unwind_user_attrs[] = {
 	&methods_attr.attr,
 	&available_methods_attr.attr,
 	&work_budget_attr.attr,
+	&interrupt_budget_attr.attr,
 #ifdef CONFIG_UNWIND_USER_BPF
 	&bpf_tables_attr.attr,
 #endif

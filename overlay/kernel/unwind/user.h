@@ -20,13 +20,16 @@
 #include "step.h"
 
 /*
- * The table work a walk in an interrupt may do (in the units of uread.h and
- * UNWIND_LOOKUP_COST), whatever the tables hold: the lookups of a sample of
- * Debian's bash or python3 whose rules the mm does not remember. It defers
- * when it would need more (the deferred walk gets
- * unwind_user_work_budget()).
+ * The table work a walk in an interrupt may do by default (in the units of
+ * uread.h and UNWIND_LOOKUP_COST; /sys/kernel/unwind_user/interrupt_budget
+ * sets it), whatever the tables hold: about two lookups of a row the mm
+ * does not remember, so that with the worst tables a process can build the
+ * walk costs at most about what a classic frame-pointer walk of 127 frames
+ * does. It defers when it would need more (the deferred walk gets
+ * unwind_user_work_budget()) and remembers what it found (NMI aside), so
+ * that the next samples of the same code find their rules remembered.
  */
-#define UNWIND_USER_BUDGET_NOFAULT	BIT(12)
+#define UNWIND_USER_BUDGET_NOFAULT	96
 
 /*
  * Whether the walk may take page faults: in task context with page faults
@@ -131,7 +134,7 @@ __unwind_user_start_nofault(struct unwind_user_state *state)
 	if (ret)
 		return ret > 0;
 	state->nofault = true;
-	state->budget = UNWIND_USER_BUDGET_NOFAULT;
+	state->budget = unwind_user_interrupt_budget();
 	state->available_types |= types;
 #endif
 	return true;
