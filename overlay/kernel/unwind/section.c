@@ -16,6 +16,7 @@
 #include <linux/sframe.h>
 #include <linux/uaccess.h>
 #include <linux/unwind_user.h>
+#include <linux/uprobes.h>
 
 #include "mm_cache.h"
 #include "step.h"
@@ -23,16 +24,22 @@
 
 /*
  * Whether the interrupted frame is at its own text: no uprobe's
- * out-of-line copy stands in for the instruction at its IP.
+ * out-of-line copy stands in for the instruction at its IP, and no uprobe
+ * handler runs (its breakpoint is in the text).
  */
 static bool unwind_user_own_text(const struct unwind_user_state *state)
 {
 	unsigned long xol;
 
 #ifdef CONFIG_UPROBES
+	struct uprobe_task *utask = READ_ONCE(current->utask);
+
 	/* A task that never hit a uprobe has no copy. */
-	if (!READ_ONCE(current->utask))
+	if (!utask)
 		return true;
+	/* In a uprobe's handler: the text holds its breakpoint. */
+	if (READ_ONCE(utask->auprobe))
+		return false;
 #endif
 	return unwind_user_text_ip(state->ip, &xol) == state->ip && !xol;
 }

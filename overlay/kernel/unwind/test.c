@@ -20,6 +20,10 @@
  *                                  ADDR, when it next runs there
  *   request-uprobe ADDR MASK       the same from the handler of a uprobe on
  *                                  the writer's text at hex ADDR
+ *   request-uprobe-now ADDR MASK   the same, the handler walking the stack
+ *                                  at once first (as a perf sample or BPF
+ *                                  program there would), which the
+ *                                  requests then get
  *   cancel SLOT                    unwind_deferred_cancel() the slot
  *   init SLOT                      unwind_deferred_init() the slot again
  *   kthread                        ask from a kernel thread (slot 0)
@@ -556,14 +560,18 @@ static struct uprobe *probe;		/* under arm_lock, with probe_file */
 static struct file *probe_file;
 static pid_t probe_pid;
 static unsigned long probe_mask;
+static bool probe_now;
 static atomic_t probe_fired;
 
 static int test_uprobe_handler(struct uprobe_consumer *self,
 			       struct pt_regs *regs)
 {
-	if (current->pid == READ_ONCE(probe_pid) &&
-	    !atomic_xchg(&probe_fired, 1))
-		test_request("uprobe", READ_ONCE(probe_mask), 1);
+	if (current->pid != READ_ONCE(probe_pid) ||
+	    atomic_xchg(&probe_fired, 1))
+		return 0;
+	if (READ_ONCE(probe_now))
+		unwind_deferred_walk_now(TEST_MAX_IPS);
+	test_request("uprobe", READ_ONCE(probe_mask), 1);
 	return 0;
 }
 
@@ -583,7 +591,8 @@ static void test_uprobe_disarm_locked(void)
 	}
 }
 
-static int test_request_uprobe(const char *addr_arg, const char *mask_arg)
+static int test_request_uprobe(const char *addr_arg, const char *mask_arg,
+			       bool now)
 {
 	struct mm_struct *mm = current->mm;
 	struct vm_area_struct *vma;
@@ -613,6 +622,7 @@ static int test_request_uprobe(const char *addr_arg, const char *mask_arg)
 	mutex_lock(&arm_lock);
 	test_uprobe_disarm_locked();
 	WRITE_ONCE(probe_mask, mask);
+	WRITE_ONCE(probe_now, now);
 	WRITE_ONCE(probe_pid, current->pid);
 	atomic_set(&probe_fired, 0);
 	up = uprobe_register(file_inode(file), off, 0, &test_uprobe_consumer);
@@ -711,7 +721,9 @@ static int test_command(char *cmd)
 	if (!strcmp(argv[0], "request-at"))
 		return test_request_at(argv[1], argv[2]);
 	if (!strcmp(argv[0], "request-uprobe"))
-		return test_request_uprobe(argv[1], argv[2]);
+		return test_request_uprobe(argv[1], argv[2], false);
+	if (!strcmp(argv[0], "request-uprobe-now"))
+		return test_request_uprobe(argv[1], argv[2], true);
 	if (!strcmp(argv[0], "bpf"))
 		return test_bpf(argv[1]);
 	if (!strcmp(argv[0], "sleep"))

@@ -4,10 +4,13 @@
  * function before its prologue has set up its frame pointer, or after its
  * epilogue has popped it. The text around the IP says which, as the
  * architecture reads it (arch_unwind_user_fp_prologue()); a uprobe's
- * single-stepped copy stands for the probed instruction.
+ * single-stepped copy, or in its handler the instruction the uprobe
+ * keeps, stands for the probed instruction.
  */
 #include <linux/kernel.h>
+#include <linux/ptrace.h>
 #include <linux/sched.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/unwind_user.h>
 #include <linux/uprobes.h>
@@ -79,6 +82,28 @@ unsigned long unwind_user_text_ip(unsigned long ip, unsigned long *xol)
 	return ip;
 }
 
+/*
+ * In a uprobe's handler the task is at the probed address, whose text
+ * holds the breakpoint: put back the probed instruction's first bytes,
+ * which the uprobe keeps (@insn holds the text from @ip on, @len bytes).
+ */
+static void unwind_user_probed_insn(unsigned long ip, u8 *insn,
+				    unsigned int len)
+{
+#ifdef CONFIG_UPROBES
+	struct uprobe_task *utask = READ_ONCE(current->utask);
+	struct arch_uprobe *auprobe = utask ? READ_ONCE(utask->auprobe) : NULL;
+	uprobe_opcode_t bp = UPROBE_SWBP_INSN;
+
+	/* Set only while the handlers run; the uprobe is held meanwhile. */
+	if (!auprobe || len < sizeof(bp) ||
+	    ip != instruction_pointer(task_pt_regs(current)) ||
+	    memcmp(insn, &bp, sizeof(bp)))
+		return;
+	memcpy(insn, auprobe->insn, sizeof(bp));
+#endif
+}
+
 /**
  * unwind_user_fp_topmost - where in its function the interrupted frame is
  * @state: a walk at its interrupted (topmost) frame
@@ -141,6 +166,8 @@ unwind_user_fp_topmost(struct unwind_user_state *state)
 	}
 	if (xol && !unwind_user_read_text(insn, xol, 1, may_fault))
 		return ARCH_UNWIND_USER_FP_UNKNOWN;
+	if (!xol)
+		unwind_user_probed_insn(ip, insn, len);
 
 	return arch_unwind_user_fp_prologue(insn, before, len, state->ws);
 }

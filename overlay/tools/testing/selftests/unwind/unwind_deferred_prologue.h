@@ -196,7 +196,10 @@ FIXTURE_TEARDOWN(prologue)
 
 FIXTURE_VARIANT(prologue) {
 	void (*leaf)(struct chain *c);
-	/* What asks at at(): "request-at" or "request-uprobe"; NULL: the write */
+	/*
+	 * What asks at at(): "request-at", "request-uprobe" or
+	 * "request-uprobe-now"; NULL: the write
+	 */
 	const char *ask;
 	unsigned long (*at)(void);
 };
@@ -266,11 +269,43 @@ FIXTURE_VARIANT_ADD(prologue, uprobe_after_push_bp) {
 	.at = leaf_after_push_at,
 };
 
+/*
+ * The same three, the stack walked at once in the uprobe's handler (as a
+ * perf sample or a BPF program there walks it), where the task is at the
+ * probed address and its text holds the breakpoint: the walker takes the
+ * probed instruction from the uprobe.
+ */
+FIXTURE_VARIANT_ADD(prologue, uprobe_handler_at_push_bp) {
+	.leaf = leaf_uprobe_push,
+	.ask = "request-uprobe-now",
+	.at = leaf_uprobe_push_at,
+};
+
+FIXTURE_VARIANT_ADD(prologue, uprobe_handler_at_endbr) {
+	.leaf = leaf_uprobe_endbr,
+	.ask = "request-uprobe-now",
+	.at = leaf_uprobe_endbr_at,
+};
+
+FIXTURE_VARIANT_ADD(prologue, uprobe_handler_after_push_bp) {
+	.leaf = leaf_after_push,
+	.ask = "request-uprobe-now",
+	.at = leaf_after_push_at,
+};
+
 TEST_F(prologue, topmost_frame)
 {
+	bool now = variant->ask && strstr(variant->ask, "-now");
 	struct results *r = self->res;
 	char cmd[64] = "request task 0x1";
+	long long used = 0;
 
+	if (now) {
+		/* A task walks at once only once its first walk set it up. */
+		chain_write(self->c, self->fd, cmd, 6, NULL);
+		ASSERT_EQ(0, ctl(self->fd, "clear"));
+		used = counter("now_used");
+	}
 	if (variant->ask)
 		snprintf(cmd, sizeof(cmd), "%s %lx 0x1", variant->ask,
 			 variant->at());
@@ -286,4 +321,10 @@ TEST_F(prologue, topmost_frame)
 		       variant->ask && !r->nreq ? " (nothing asked)" : "");
 	}
 	check_stack(_metadata, self->c, &r->cb[0]);
+	if (now) {
+		/* The chain checked is the one walked in the handler. */
+		EXPECT_EQ(used + 1, counter("now_used")) {
+			TH_LOG("the handler's walk at once was not used");
+		}
+	}
 }
