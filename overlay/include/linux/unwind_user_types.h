@@ -47,7 +47,9 @@ struct unwind_stacktrace {
  *	    frame has not saved it (the frame pointer is still the caller's)
  * @use_fp: the CFA is computed from the frame pointer
  * @cfa_deref: the CFA is the word saved at (frame or stack pointer) +
- *	       @cfa_off, as in a realigned (DRAP) frame
+ *	       @cfa_off, plus @cfa_add, as in a realigned (DRAP) frame or
+ *	       hand-written assembly that saved its entry stack pointer
+ * @cfa_add: added to the word @cfa_deref reads; 0 otherwise
  * @fp_in_frame: the caller's frame pointer is saved at the current frame
  *		 pointer + @fp_off rather than relative to the CFA
  * @sigframe: a signal frame: the CFA is the interrupted stack pointer, the
@@ -60,6 +62,7 @@ struct unwind_user_frame {
 	s32	cfa_off;
 	s32	ra_off;
 	s32	fp_off;
+	s32	cfa_add;
 	bool	use_fp;
 	bool	cfa_deref;
 	bool	fp_in_frame;

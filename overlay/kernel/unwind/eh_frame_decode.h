@@ -213,6 +213,7 @@ struct eh_row {
 	u8		cfa_reg;	/* DWARF number */
 	u8		plt_lit;
 	s32		cfa_off;
+	s32		cfa_add;	/* EH_CFA_DEREF: added to the word read */
 	struct eh_rule	ra;
 	struct eh_rule	fp;
 };

@@ -105,10 +105,15 @@ enum eh_expr_form {
 	EH_EXPR_OTHER,
 	EH_EXPR_BREG,		/* breg(SP or FP) N: an address */
 	EH_EXPR_BREG_DEREF,	/* ... deref: the word at that address */
+	EH_EXPR_BREG_DEREF_ADD,	/* ... plus_uconst M: that word plus M */
 	EH_EXPR_PLT,		/* the .plt's CFA, below */
 };
 
 #define DW_OP_lit(n)		(0x30 + (n))
+#define DW_OP_plus_uconst	0x23
+
+/* The most a CFA expression adds to the word it reads (a few words). */
+#define EH_EXPR_MAX_ADD		4096
 
 /*
  * The .plt's CFA, as binutils writes it for every 16-byte entry, for a
@@ -140,13 +145,16 @@ static bool eh_expr_plt(const struct eh_cie *cie, const u8 *b, u8 *lit)
 
 /*
  * Recognise the expression of @len bytes at the cursor, which moves past
- * it: breg's register and offset into *@reg and *@off, the .plt's literal
- * into *@lit. Nothing is evaluated; an expression of any other form is
- * skipped.
+ * it: breg's register and offset into *@reg and *@off, what plus_uconst
+ * adds into *@add, the .plt's literal into *@lit. Nothing is evaluated; an
+ * expression of any other form is skipped. The form with plus_uconst is
+ * the one hand-written assembly (OpenSSL's perlasm, for one) gives a
+ * function that realigns its stack after saving the stack pointer it was
+ * entered with: the CFA is that word plus the return address's size.
  */
 static enum eh_expr_form eh_expr(const struct eh_cie *cie,
 				 struct unwind_cursor *cur, u64 len, u8 *reg,
-				 s32 *off, u8 *lit)
+				 s32 *off, s32 *add, u8 *lit)
 {
 	enum eh_expr_form form = EH_EXPR_OTHER;
 	unsigned long start = cur->pos, end;
@@ -164,8 +172,19 @@ static enum eh_expr_form eh_expr(const struct eh_cie *cie,
 		*off = eh_sleb(cur);
 		if (cur->pos == end)
 			form = EH_EXPR_BREG;
-		else if (cur->pos + 1 == end && eh_u(cur, 1) == DW_OP_deref)
+		else if (cur->pos < end && eh_u(cur, 1) == DW_OP_deref)
 			form = EH_EXPR_BREG_DEREF;
+		if (form == EH_EXPR_BREG_DEREF && cur->pos < end) {
+			u64 m = 0;
+
+			form = EH_EXPR_OTHER;
+			if (eh_u(cur, 1) == DW_OP_plus_uconst)
+				m = eh_uleb(cur);
+			if (cur->pos == end && m && m <= EH_EXPR_MAX_ADD) {
+				*add = m;
+				form = EH_EXPR_BREG_DEREF_ADD;
+			}
+		}
 	}
 	if (form == EH_EXPR_OTHER && len == EH_PLT_LEN) {
 		cur->pos = start;
@@ -181,14 +200,16 @@ static void eh_def_cfa_expr(struct eh_exec *x, struct unwind_cursor *cur)
 {
 	struct eh_row *row = &x->row;
 	u64 len = eh_uleb(cur);
+	s32 off = 0, add = 0;
 	u8 reg = 0;
-	s32 off = 0;
 
-	switch (eh_expr(x->cie, cur, len, &reg, &off, &row->plt_lit)) {
+	switch (eh_expr(x->cie, cur, len, &reg, &off, &add, &row->plt_lit)) {
 	case EH_EXPR_BREG_DEREF:
+	case EH_EXPR_BREG_DEREF_ADD:
 		row->cfa_kind = EH_CFA_DEREF;
 		row->cfa_reg = reg;
 		row->cfa_off = off;
+		row->cfa_add = add;
 		break;
 	case EH_EXPR_PLT:
 		row->cfa_kind = EH_CFA_PLT;
@@ -205,10 +226,10 @@ static void eh_reg_expr(struct eh_exec *x, struct unwind_cursor *cur,
 {
 	struct eh_rule *rule = eh_reg(x->cie, &x->row, regno);
 	u64 len = eh_uleb(cur);
+	s32 off = 0, add;
 	u8 reg = 0, lit;
-	s32 off = 0;
 
-	if (eh_expr(x->cie, cur, len, &reg, &off, &lit) != EH_EXPR_BREG) {
+	if (eh_expr(x->cie, cur, len, &reg, &off, &add, &lit) != EH_EXPR_BREG) {
 		if (rule)
 			rule->kind = EH_UNSUP_EXPR;
 		return;
@@ -460,6 +481,7 @@ static int eh_row_frame(const struct eh_row *row, const struct eh_cie *cie,
 		}
 		frame->cfa_off = row->cfa_off;
 		frame->cfa_deref = row->cfa_kind == EH_CFA_DEREF;
+		frame->cfa_add = frame->cfa_deref ? row->cfa_add : 0;
 		break;
 	case EH_CFA_PLT:
 		frame->cfa_off = ((ip & 15) >= row->plt_lit ? 2 : 1) * cie->ws;
@@ -476,7 +498,7 @@ static int eh_row_frame(const struct eh_row *row, const struct eh_cie *cie,
 	 * the trampoline's stack pointer.
 	 */
 	if (row->ra.kind == EH_AT_SP) {
-		if (!frame->cfa_deref || frame->use_fp) {
+		if (!frame->cfa_deref || frame->use_fp || frame->cfa_add) {
 			eh_stat_inc(EH_STAT_UNSUP_EXPR);
 			return -EOPNOTSUPP;
 		}

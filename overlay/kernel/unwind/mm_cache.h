@@ -252,6 +252,7 @@ static __always_inline bool unwind_rule_read(struct unwind_mm_rule *r,
 	frame->type = READ_ONCE(r->type);
 	frame->use_fp = flags & UNWIND_RULE_USE_FP;
 	frame->cfa_deref = flags & UNWIND_RULE_CFA_DEREF;
+	frame->cfa_add = 0;
 	frame->fp_in_frame = flags & UNWIND_RULE_FP_IN_FRAME;
 	frame->sigframe = flags & UNWIND_RULE_SIGFRAME;
 	if (step)

@@ -77,7 +77,8 @@ static DEFINE_PER_CPU(unsigned int, unwind_rule_victim);
  * address near this one, hits. A slot of the set holding @ip already is
  * rewritten in place; else the rule takes a slot never used, else the slot
  * this CPU's turn names, whose rule falls out: one slot written, not a set
- * moved down. Rules whose offsets do not fit a slot are not remembered.
+ * moved down. Rules whose offsets do not fit a slot, or that add to a CFA
+ * read from the stack (rare: hand-written assembly), are not remembered.
  *
  * Context: any but NMI; takes no lock.
  */
@@ -94,7 +95,7 @@ void unwind_rule_put(struct sframe_mm *c, unsigned long ip,
 
 	BUILD_BUG_ON(UNWIND_RULE_WIDE > U16_MAX);
 	if (frame->ra_off != (s16)frame->ra_off ||
-	    frame->fp_off != (s16)frame->fp_off)
+	    frame->fp_off != (s16)frame->fp_off || frame->cfa_add)
 		return;
 	if (start > ip || end <= ip) {
 		start = ip;

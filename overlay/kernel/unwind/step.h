@@ -37,6 +37,7 @@ static __always_inline void unwind_user_fp_rule(struct unwind_user_frame *frame,
 						unsigned int ws)
 {
 	frame->cfa_deref = false;
+	frame->cfa_add = 0;
 	frame->fp_in_frame = false;
 	frame->sigframe = false;
 	frame->type = UNWIND_USER_TYPE_FP;
@@ -153,7 +154,7 @@ static __always_inline int __unwind_user_apply(struct unwind_user_state *state,
 		ret = unwind_user_get(cfa, ws, 1, words, insec);
 		if (ret)
 			goto fail;
-		cfa = words[0];
+		cfa = words[0] + frame->cfa_add;
 	}
 	/* The caller's frame lies strictly above this one, word aligned. */
 	if (cfa <= state->sp || (cfa & (ws - 1)) ||

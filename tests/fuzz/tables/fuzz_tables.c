@@ -162,8 +162,12 @@ static void check_budget(int ret, unsigned int before, unsigned int after)
 /* struct unwind_user_frame's comments: a signal frame's CFA is read. */
 static void check_frame(const struct unwind_user_frame *f)
 {
-	if (f->sigframe && (!f->cfa_deref || f->use_fp || f->fp_in_frame))
+	if (f->sigframe && (!f->cfa_deref || f->use_fp || f->fp_in_frame ||
+			    f->cfa_add))
 		fuzz_bug("a signal frame's CFA not read at the stack pointer");
+	if (f->cfa_add && (!f->cfa_deref || f->cfa_add < 0 || f->cfa_add > 4096))
+		fuzz_bug("a CFA addend %d without a word read, or out of range",
+			 f->cfa_add);
 }
 
 /* A rule the call has not written: filled with this before each call. */
@@ -226,6 +230,7 @@ static bool same_frame(const struct unwind_user_frame *a,
 		       const struct unwind_user_frame *b)
 {
 	return a->cfa_off == b->cfa_off && a->ra_off == b->ra_off &&
+	       a->cfa_add == b->cfa_add &&
 	       a->fp_off == b->fp_off && a->use_fp == b->use_fp &&
 	       a->cfa_deref == b->cfa_deref &&
 	       a->fp_in_frame == b->fp_in_frame &&
@@ -236,8 +241,9 @@ static bool same_frame(const struct unwind_user_frame *a,
 static const char *rule_str(char *buf, size_t len,
 			    const struct unwind_user_frame *f)
 {
-	snprintf(buf, len, "cfa %d ra %d fp %d fp-based %d deref %d fp-in-frame %d signal %d type %u",
+	snprintf(buf, len, "cfa %d ra %d fp %d fp-based %d deref %d (+%d) fp-in-frame %d signal %d type %u",
 		 f->cfa_off, f->ra_off, f->fp_off, f->use_fp, f->cfa_deref,
+		 f->cfa_add,
 		 f->fp_in_frame, f->sigframe, f->type);
 	return buf;
 }

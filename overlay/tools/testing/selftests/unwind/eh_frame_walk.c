@@ -331,6 +331,85 @@ asm(".pushsection .text\n"
 #endif
 
 /*
+ * A step of hand-written assembly that realigns its stack: it keeps the
+ * stack pointer it was entered with in a slot of its frame and describes
+ * its CFA as that word plus the return address's size
+ * (DW_CFA_def_cfa_expression: breg SP 16; deref; plus_uconst W), as
+ * OpenSSL's perlasm does for its crypto functions. It records its return
+ * address in ras[level] and calls next(chain, level + 1).
+ */
+long saved_sp_step(void *chain, int level, sframe_next_t next,
+		   unsigned long *ras);
+#ifdef __x86_64__
+asm(".pushsection .text\n"
+	".globl saved_sp_step\n"
+	".type saved_sp_step, @function\n"
+	"saved_sp_step:\n"
+	".cfi_startproc\n"
+	"	mov (%rsp), %rax\n"
+	STEP_STORE_RA
+	"	mov %rsp, %rax\n"
+	".cfi_def_cfa_register %rax\n"
+	"	sub $64, %rsp\n"
+	"	and $-32, %rsp\n"
+	"	mov %rax, 16(%rsp)\n"
+	".cfi_escape 0x0f, 0x05, 0x77, 0x10, 0x06, 0x23, 0x08\n"
+	"	add $1, %esi\n"
+	"	call *%rdx\n"
+	"	mov 16(%rsp), %rsp\n"
+	".cfi_def_cfa %rsp, 8\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size saved_sp_step, . - saved_sp_step\n"
+	".popsection\n");
+#else
+asm(".pushsection .text\n"
+	".globl saved_sp_step\n"
+	".type saved_sp_step, @function\n"
+	"saved_sp_step:\n"
+	".cfi_startproc\n"
+	"	mov (%esp), %eax\n"
+	STEP_STORE_RA
+	"	mov %esp, %eax\n"
+	".cfi_def_cfa_register %eax\n"
+	"	sub $64, %esp\n"
+	"	and $-32, %esp\n"
+	"	mov %eax, 16(%esp)\n"
+	".cfi_escape 0x0f, 0x05, 0x74, 0x10, 0x06, 0x23, 0x04\n"
+	"	mov 8(%eax), %ecx\n"
+	"	add $1, %ecx\n"
+	"	mov %ecx, 4(%esp)\n"
+	"	mov 4(%eax), %ecx\n"
+	"	mov %ecx, (%esp)\n"
+	"	call *12(%eax)\n"
+	"	mov 16(%esp), %esp\n"
+	".cfi_def_cfa %esp, 4\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size saved_sp_step, . - saved_sp_step\n"
+	".popsection\n");
+#endif
+
+/*
+ * The walk goes through the step: its CFA is the saved stack pointer
+ * plus the return address's size, not an expression it gives up on.
+ */
+TEST_F(libs, assembly_that_saved_its_stack_pointer)
+{
+	long long unsup = counter("eh_frame_unsupported_expressions");
+	const struct cb *b;
+
+	self->c->lib_a = saved_sp_step;
+	b = walk_once(_metadata, self->fd, self->res, self->c, "task",
+		      LIB_DEPTH);
+	ASSERT_NE(NULL, b);
+	check_stack(_metadata, self->c, b);
+	EXPECT_EQ(unsup, counter("eh_frame_unsupported_expressions")) {
+		TH_LOG("the step's CFA expression was counted unsupported");
+	}
+}
+
+/*
  * A walk keeps the CIE its last lookup decoded, for the next FDEs that
  * point to it: each FDE must still be read with its own. The walk looks
  * up the step (its own CIE) and then its caller in the same file (the
