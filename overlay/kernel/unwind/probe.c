@@ -79,9 +79,13 @@ static int unwind_probe_eh_frame(const struct elf64_phdr *ph, unsigned int n,
 	load = unwind_load_of(ph, n, eh->p_vaddr);
 	if (!load || eh->p_memsz > load->p_vaddr + load->p_memsz - eh->p_vaddr)
 		return -EINVAL;
+	/*
+	 * The bias wraps: a file linked above where it is mapped (a
+	 * prelinked library moved down) has a negative one.
+	 */
 	start = load->p_vaddr + bias;
 	end = start + load->p_memsz;
-	if (start < load->p_vaddr || end < start || end > TASK_SIZE_MAX)
+	if (end < start || end > TASK_SIZE_MAX)
 		return -EINVAL;
 	return eh_frame_section_init(sec, eh->p_vaddr + bias, eh->p_memsz,
 				     start, end, ws);

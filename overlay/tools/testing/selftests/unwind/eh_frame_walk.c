@@ -176,6 +176,32 @@ TEST_F(libs, every_function_of_a_wide_table_is_found)
 			"libeh_wide.so");
 }
 
+/*
+ * A library linked above the user address space is mapped lower, at a
+ * negative load bias: its .eh_frame is found all the same.
+ */
+TEST_F(libs, library_mapped_below_its_link_address)
+{
+	long long sections = counter("eh_frame_sections");
+	sframe_step_t step;
+	const struct cb *b;
+	char path[4200];
+	void *h;
+
+	lib_path(path, sizeof(path), "libeh_high.so");
+	h = open_step(path, &step);
+	ASSERT_NE(NULL, step) TH_LOG("dlopen %s: %s", path, dlerror());
+	self->c->lib_b = step;
+	b = walk_once(_metadata, self->fd, self->res, self->c, "task",
+		      LIB_DEPTH);
+	dlclose(h);
+	ASSERT_NE(NULL, b);
+	check_stack(_metadata, self->c, b);
+	EXPECT_LT(sections, counter("eh_frame_sections")) {
+		TH_LOG("the library's .eh_frame was not set up");
+	}
+}
+
 /* More copies of it than the mm's table holds, each walked by its own. */
 TEST_F(libs, wide_tables_beyond_the_cache_are_each_their_own)
 {
