@@ -122,8 +122,9 @@ int eh_frame_section_init(struct eh_frame_section *sec, unsigned long hdr,
 		ret = cur.err;
 		goto bad;
 	}
+	/* The search counts entries in 32 bits (a table of 32 GiB). */
 	if (start < seg_start || start >= seg_end || !count ||
-	    count > (hdr + size - table) / 8)
+	    count > U32_MAX || count > (hdr + size - table) / 8)
 		goto bad;
 
 	sec->table = table;
