@@ -518,7 +518,8 @@ int sframe_find(const struct sframe_section *sec, unsigned long ip,
 	 * a .plt's rows repeat: its span is the IP alone.
 	 */
 	span->start = max3(func + prev, bound.start, sec->text_start);
-	span->end = min3(func + row_end, bound.end, sec->text_end);
+	span->end = min3(row_end < ULONG_MAX - func ? func + row_end : ULONG_MAX,
+			 bound.end, sec->text_end);
 	if (SFRAME_FDE_PC_MASK(info)) {
 		span->start = ip;
 		span->end = ip + 1;
