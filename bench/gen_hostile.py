@@ -78,7 +78,7 @@ def main():
                     target = s
                 # The call's row (the call and the pop after it) in one
                 # 64-byte block: a row reaching out of it is kept in the
-                # set of its 1 KiB block instead.
+                # set of a larger block instead.
                 one = ((args.base + call) >> RULE_BLOCK_SHIFT ==
                        (args.base + call + CALL_LEN) >> RULE_BLOCK_SHIFT)
                 if s == target and one:

@@ -60,10 +60,12 @@ struct unwind_mm_range {
  * The rule of the @len addresses from @start in the file mapping @tag
  * names (unwind_rule_tag()): the part of one table row that lies in one
  * block of code, so that the IPs of a loop and the return addresses of
- * nearby calls share it. A part within a block of UNWIND_RULE_BLOCK bytes
- * is kept in that block's set; a longer one (the body of a large function)
- * in the set of its UNWIND_RULE_WIDE-byte block, so that it takes one slot,
- * not one per small block. @len 0 marks a free slot. @seq is odd while a
+ * nearby calls share it. Blocks come in three sizes (64 bytes, 1 KiB and
+ * 4 KiB, each aligned): a part is kept in the set of the smallest block
+ * that holds it, so that the body of a large function takes one slot, not
+ * one per small block, and only the few rows that cross a 1 KiB boundary
+ * or are longer than 1 KiB share a 4 KiB block's set. @len 0 marks a free
+ * slot. @seq is odd while a
  * writer fills the slot; a reader that sees it odd or changed takes a
  * miss. Offsets that do not fit are not remembered.
  */
@@ -79,10 +81,10 @@ struct unwind_mm_rule {
 	u64		tag;
 };
 
-#define UNWIND_RULE_BLOCK_SHIFT	6
-#define UNWIND_RULE_BLOCK	BIT(UNWIND_RULE_BLOCK_SHIFT)
-#define UNWIND_RULE_WIDE_SHIFT	10
-#define UNWIND_RULE_WIDE	BIT(UNWIND_RULE_WIDE_SHIFT)
+/* The blocks' sizes, log2, smallest first. */
+#define UNWIND_RULE_LEVELS	3
+#define UNWIND_RULE_SHIFTS	{ 6, 10, 12 }
+#define UNWIND_RULE_WIDEST	BIT(12)
 
 #define UNWIND_RULE_USE_FP	BIT(0)
 #define UNWIND_RULE_CFA_DEREF	BIT(1)
@@ -203,16 +205,23 @@ static __always_inline u64 unwind_rule_tag(u64 id, unsigned int types,
 	return (id << 4) | (ws == sizeof(long) ? 8 : 0) | (types & 7);
 }
 
+/* log2 of the size of the blocks of @level. */
+static __always_inline unsigned int unwind_rule_shift(unsigned int level)
+{
+	static const u8 shifts[UNWIND_RULE_LEVELS] = UNWIND_RULE_SHIFTS;
+
+	return shifts[level];
+}
+
 /*
- * The set of @ip's block (@wide: of its wide block). The two kinds of
- * blocks are numbered apart, so that a wide block and the first small
- * block in it do not share a set.
+ * The set of @ip's block of @level. The sizes are numbered apart, so that
+ * a large block and the first smaller one in it do not share a set.
  */
 static __always_inline struct unwind_mm_rule *
-unwind_rule_set(struct sframe_mm *c, unsigned long ip, bool wide)
+unwind_rule_set(struct sframe_mm *c, unsigned long ip, unsigned int level)
 {
-	unsigned long block = wide ? ~(ip >> UNWIND_RULE_WIDE_SHIFT) :
-				     ip >> UNWIND_RULE_BLOCK_SHIFT;
+	unsigned long block = (ip >> unwind_rule_shift(level)) ^
+			      ((unsigned long)level << (BITS_PER_LONG - 2));
 
 	return &c->rules[UNWIND_MM_RULE_WAYS *
 			 hash_long(block, ilog2(UNWIND_MM_RULE_SETS))];
@@ -281,17 +290,15 @@ static __always_inline bool unwind_rule_get(struct sframe_mm *c,
 					    struct unwind_user_frame *frame,
 					    u8 *step)
 {
-	struct unwind_mm_rule *set = unwind_rule_set(c, ip, false);
-	struct unwind_mm_rule *wide = unwind_rule_set(c, ip, true);
-	unsigned int w;
+	unsigned int level, w;
 
-	for (w = 0; w < UNWIND_MM_RULE_WAYS; w++) {
-		if (unwind_rule_read(&set[w], ip, tag, frame, step))
-			return true;
-	}
-	for (w = 0; w < UNWIND_MM_RULE_WAYS; w++) {
-		if (unwind_rule_read(&wide[w], ip, tag, frame, step))
-			return true;
+	for (level = 0; level < UNWIND_RULE_LEVELS; level++) {
+		struct unwind_mm_rule *set = unwind_rule_set(c, ip, level);
+
+		for (w = 0; w < UNWIND_MM_RULE_WAYS; w++) {
+			if (unwind_rule_read(&set[w], ip, tag, frame, step))
+				return true;
+		}
 	}
 	return false;
 }

@@ -71,10 +71,10 @@ static DEFINE_PER_CPU(unsigned int, unwind_rule_victim);
  * @tag: unwind_rule_tag() of the file mapping @ip is in
  * @frame: its rule
  *
- * The slot remembers the part of @span in @ip's wide block, in the set of
- * that block when it reaches out of @ip's small block, else in the small
- * block's set (struct unwind_mm_rule): the next IP of a loop, or a return
- * address near this one, hits. A slot of the set holding @ip already is
+ * The slot remembers the part of @span in @ip's largest block, in the set
+ * of the smallest of @ip's blocks that holds that part (struct
+ * unwind_mm_rule): the next IP of a loop, or a return address near this
+ * one, hits. A slot of the set holding @ip already is
  * rewritten in place; else the rule takes a slot never used, else the slot
  * this CPU's turn names, whose rule falls out: one slot written, not a set
  * moved down. Rules whose offsets do not fit a slot, or that add to a CFA
@@ -86,14 +86,12 @@ void unwind_rule_put(struct sframe_mm *c, unsigned long ip,
 		     const struct unwind_row_span *span, u64 tag,
 		     const struct unwind_user_frame *frame)
 {
-	unsigned long wide = ip & ~(UNWIND_RULE_WIDE - 1);
-	unsigned long block = ip & ~(UNWIND_RULE_BLOCK - 1);
+	unsigned long widest = ip & ~(UNWIND_RULE_WIDEST - 1), block;
 	unsigned long start = span->start, end = span->end;
-	unsigned int w, victim = UNWIND_MM_RULE_WAYS;
+	unsigned int w, level, victim = UNWIND_MM_RULE_WAYS;
 	struct unwind_mm_rule *set;
-	bool wider;
 
-	BUILD_BUG_ON(UNWIND_RULE_WIDE > U16_MAX);
+	BUILD_BUG_ON(UNWIND_RULE_WIDEST > U16_MAX);
 	if (frame->ra_off != (s16)frame->ra_off ||
 	    frame->fp_off != (s16)frame->fp_off || frame->cfa_add)
 		return;
@@ -101,11 +99,15 @@ void unwind_rule_put(struct sframe_mm *c, unsigned long ip,
 		start = ip;
 		end = ip + 1;
 	}
-	start = max(start, wide);
-	if (end - wide > UNWIND_RULE_WIDE)
-		end = wide + UNWIND_RULE_WIDE;
-	wider = start < block || end - block > UNWIND_RULE_BLOCK;
-	set = unwind_rule_set(c, ip, wider);
+	start = max(start, widest);
+	if (end - widest > UNWIND_RULE_WIDEST)
+		end = widest + UNWIND_RULE_WIDEST;
+	for (level = 0; level < UNWIND_RULE_LEVELS - 1; level++) {
+		block = ip & ~(BIT(unwind_rule_shift(level)) - 1);
+		if (start >= block && end - block <= BIT(unwind_rule_shift(level)))
+			break;
+	}
+	set = unwind_rule_set(c, ip, level);
 	for (w = 0; w < UNWIND_MM_RULE_WAYS; w++) {
 		if (unwind_rule_covers(&set[w], ip) &&
 		    READ_ONCE(set[w].tag) == tag) {
