@@ -204,6 +204,14 @@ static int unwind_tables_find(struct unwind_user_state *state,
 
 		ret = eh_frame_find(&t->eh, &state->eh_memo, ip, frame, span,
 				    budget);
+		/*
+		 * SFrame comes first where it covers an address: the row's
+		 * other addresses may be SFrame's. Remember the IP alone.
+		 */
+		if ((methods & UNWIND_USER_TYPE_SFRAME) && t->sframe.text_end) {
+			span->start = ip;
+			span->end = ip + 1;
+		}
 		switch (ret) {
 		case 0:
 			frame->type = UNWIND_USER_TYPE_EH_FRAME;
