@@ -91,6 +91,18 @@ static ssize_t available_methods_show(struct kobject *kobj,
 static struct kobj_attribute available_methods_attr =
 	__ATTR_RO(available_methods);
 
+/* Parse a budget written to a knob and set it with @set. */
+static ssize_t budget_store(const char *buf, size_t count,
+			    int (*set)(unsigned int budget))
+{
+	unsigned int budget;
+	int ret = kstrtouint(buf, 0, &budget);
+
+	if (!ret)
+		ret = set(budget);
+	return ret ? ret : count;
+}
+
 /* The table work one walk may do: rows, instructions and reads. */
 static ssize_t work_budget_show(struct kobject *kobj,
 				struct kobj_attribute *attr, char *buf)
@@ -102,12 +114,7 @@ static ssize_t work_budget_store(struct kobject *kobj,
 				 struct kobj_attribute *attr,
 				 const char *buf, size_t count)
 {
-	unsigned int budget;
-	int ret = kstrtouint(buf, 0, &budget);
-
-	if (!ret)
-		ret = unwind_user_set_work_budget(budget);
-	return ret ? ret : count;
+	return budget_store(buf, count, unwind_user_set_work_budget);
 }
 
 static struct kobj_attribute work_budget_attr = __ATTR_RW(work_budget);
@@ -123,12 +130,7 @@ static ssize_t interrupt_budget_store(struct kobject *kobj,
 				      struct kobj_attribute *attr,
 				      const char *buf, size_t count)
 {
-	unsigned int budget;
-	int ret = kstrtouint(buf, 0, &budget);
-
-	if (!ret)
-		ret = unwind_user_set_interrupt_budget(budget);
-	return ret ? ret : count;
+	return budget_store(buf, count, unwind_user_set_interrupt_budget);
 }
 
 static struct kobj_attribute interrupt_budget_attr =
