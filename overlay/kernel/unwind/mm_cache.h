@@ -65,9 +65,8 @@ struct unwind_mm_range {
  * that holds it, so that the body of a large function takes one slot, not
  * one per small block, and only the few rows that cross a 1 KiB boundary
  * or are longer than 1 KiB share a 4 KiB block's set. @len 0 marks a free
- * slot. @seq is odd while a
- * writer fills the slot; a reader that sees it odd or changed takes a
- * miss. Offsets that do not fit are not remembered.
+ * slot. @seq is odd while a writer fills the slot; a reader that sees it
+ * odd or changed takes a miss. Offsets that do not fit are not remembered.
  */
 struct unwind_mm_rule {
 	u32		seq;
@@ -83,8 +82,9 @@ struct unwind_mm_rule {
 
 /* The blocks' sizes, log2, smallest first. */
 #define UNWIND_RULE_LEVELS	3
-#define UNWIND_RULE_SHIFTS	{ 6, 10, 12 }
-#define UNWIND_RULE_WIDEST	BIT(12)
+#define UNWIND_RULE_WIDEST_SHIFT	12
+#define UNWIND_RULE_SHIFTS	{ 6, 10, UNWIND_RULE_WIDEST_SHIFT }
+#define UNWIND_RULE_WIDEST	BIT(UNWIND_RULE_WIDEST_SHIFT)
 
 #define UNWIND_RULE_USE_FP	BIT(0)
 #define UNWIND_RULE_CFA_DEREF	BIT(1)

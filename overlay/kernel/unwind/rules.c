@@ -74,11 +74,11 @@ static DEFINE_PER_CPU(unsigned int, unwind_rule_victim);
  * The slot remembers the part of @span in @ip's largest block, in the set
  * of the smallest of @ip's blocks that holds that part (struct
  * unwind_mm_rule): the next IP of a loop, or a return address near this
- * one, hits. A slot of the set holding @ip already is
- * rewritten in place; else the rule takes a slot never used, else the slot
- * this CPU's turn names, whose rule falls out: one slot written, not a set
- * moved down. Rules whose offsets do not fit a slot, or that add to a CFA
- * read from the stack (rare: hand-written assembly), are not remembered.
+ * one, hits. A slot of the set holding @ip already is rewritten in place;
+ * else the rule takes a slot never used, else the slot this CPU's turn
+ * names, whose rule falls out: one slot written, not a set moved down.
+ * Rules whose offsets do not fit a slot, or that add to a CFA read from
+ * the stack (rare: hand-written assembly), are not remembered.
  *
  * Context: any but NMI; takes no lock.
  */
