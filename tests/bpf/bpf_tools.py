@@ -48,12 +48,13 @@ seconds (weighted by count) must reach the root and the helpers must have
 walked by the tables (bpf_walks); with it off the share is the baseline
 (Debian builds without frame pointers), must stay under 50 %, and no table
 walk may be counted. Stacks a tool could not keep are counted apart, and
-may be 2 % at most: BCC and libbpf-tools print "[Missed User Stack]" for a
-stack id error other than EFAULT (here a hash collision in the stack map:
-with the switch off, frame pointers' garbage makes nearly every stack of
-a run a new one, about a thousand, and a map of 2^18 buckets then has a
-few collisions, up to 3 % of a program's stacks in CI; so the baseline
-may lose 10 %);
+may be 10 % at most: BCC and libbpf-tools print "[Missed User Stack]" for a
+stack id error other than EFAULT, which a walk cannot cause (an empty walk
+is EFAULT); here it is a hash collision in the stack map, a few in the
+thousand different stacks of a run in a map of 2^18 buckets, and one
+collision of a program's hottest stack costs it up to 3 % of its samples.
+A lost stack is not known to reach the root, so the share that must reach
+it, TARGET, counts lost stacks as short ones;
 bpftrace prints such a stack without a frame and says "failed to look up
 stack id -17" (EEXIST), so with the switch on an empty stack counts as lost
 where it said so and the kernel counted no walk without a user frame in
@@ -90,8 +91,7 @@ FREQ = 49                # Hz: BCC's and libbpf-tools' profile's default
 TARGET = {'python3': 97.0, 'perl': 97.0, 'bash': 90.0}
 OFF_LIMIT = 50.0        # % reaching the root by frame pointers: the switch works
 MIN_SAMPLES = 50        # per program and switch, after the first seconds
-MAX_LOST = 2.0          # % of the samples a tool may lose to its stack map
-MAX_LOST_OFF = 10.0     # the same with the switch off (see above)
+MAX_LOST = 10.0         # % of the samples a tool may lose to its stack map
 # Stack map entries of each tool: the kernel rounds the buckets up to the
 # next power of two (262144), which keeps hash collisions between the few
 # thousand different stacks of a run rare; each map takes some 135 MB.
@@ -544,6 +544,11 @@ class Tally:
     def pct(self):
         return 100.0 * self.rooted / self.samples if self.samples else 0.0
 
+    def pct_known(self):
+        """The share known to reach the root: lost stacks count as short."""
+        n = self.samples + self.lost
+        return 100.0 * self.rooted / n if n else 0.0
+
     def describe(self):
         s = '%d samples, %.1f %% reach the root' % (self.samples, self.pct())
         if self.lost:
@@ -684,12 +689,13 @@ def check(tool, sw, name, res, walks, first):
     bad = []
     if w.samples < MIN_SAMPLES:
         bad.append('only %d samples after the first ones' % w.samples)
-    if w.lost * 100.0 > (MAX_LOST if sw else MAX_LOST_OFF) * max(w.samples + w.lost, 1):
+    if w.lost * 100.0 > MAX_LOST * max(w.samples + w.lost, 1):
         bad.append('%s lost %d of %d stacks to its stack map' %
                    (tool, w.lost, w.samples + w.lost))
-    if sw and w.pct() < TARGET[name]:
-        bad.append('%d of %d samples (%.1f %%) reach the root; at least %g %% should' %
-                   (w.rooted, w.samples, w.pct(), TARGET[name]))
+    if sw and w.pct_known() < TARGET[name]:
+        bad.append('%d of %d samples (%.1f %%, the %d the tool lost counted as short) '
+                   'reach the root; at least %g %% should' %
+                   (w.rooted, w.samples + w.lost, w.pct_known(), w.lost, TARGET[name]))
     if not sw and w.pct() >= OFF_LIMIT:
         bad.append('%.1f %% of the samples reach the root by frame pointers: did the '
                    'switch switch?' % w.pct())
