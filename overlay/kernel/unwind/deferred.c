@@ -754,6 +754,9 @@ void unwind_deferred_task_exit(struct task_struct *task)
 	 * in a page fault): a page fault, or a lookup of the tables, would
 	 * wait for it forever. When the lock cannot be had now, walk without
 	 * faults, which also leaves the tables out (frame pointers only).
+	 * Held for reading, the trylock succeeds and the walk may take the
+	 * lock again for reading, as exit_mm() does next: only a writer
+	 * waiting for it makes that wait, and then exit_mm() waits too.
 	 */
 	locked_out = mm && !mmap_read_trylock(mm);
 	if (mm && !locked_out)

@@ -50,6 +50,7 @@
 #include "bpf_walk.h"
 
 #define BPF_TABLES_PATH	"/sys/kernel/unwind_user/bpf_tables"
+#define INTERRUPT_BUDGET_PATH	"/sys/kernel/unwind_user/interrupt_budget"
 #define MAX_RECORDS	512
 #define MAX_WANT	(2 * BPF_WALK_FRAMES)
 
@@ -502,6 +503,7 @@ struct env {
 	struct counts before;
 	char tables[16];
 	char methods[128];
+	char interrupt_budget[16];
 };
 
 /*
@@ -523,6 +525,9 @@ static bool env_setup(struct __test_metadata *_metadata, struct env *e,
 	}
 	if (!knob_read(METHODS_PATH, e->methods, sizeof(e->methods)))
 		e->methods[0] = '\0';
+	if (!knob_read(INTERRUPT_BUDGET_PATH, e->interrupt_budget,
+		       sizeof(e->interrupt_budget)))
+		e->interrupt_budget[0] = '\0';
 	ASSERT_EQ(NULL, progs_err) TH_LOG("%s", progs_err);
 	e->b = &progs;
 	/* What the last test's programs left. */
@@ -550,6 +555,8 @@ static void env_teardown(struct env *e)
 		knob_write(BPF_TABLES_PATH, e->tables);
 	if (e->methods[0])
 		knob_write(METHODS_PATH, e->methods);
+	if (e->interrupt_budget[0])
+		knob_write(INTERRUPT_BUDGET_PATH, e->interrupt_budget);
 }
 
 /* How much counter @i grew since @e->before. */
@@ -1015,6 +1022,117 @@ TEST_F(eh_chain, methods_apply_to_the_walk)
 	r = take_one(_metadata, e->b, BPF_WALK_SYSCALL);
 	ASSERT_NE(NULL, r);
 	check_chain(_metadata, e->b, r, &want, "the methods back");
+}
+
+/*
+ * A process warmed up with .eh_frame alone, then walked with every method:
+ * the rules are remembered per set of methods, so the walk must look its
+ * rules up again, with interrupt_budget's work (a BPF program's walk may
+ * not fault). Returns the walk's record, or NULL.
+ */
+static const struct bpf_walk_record *
+walk_with_new_methods(struct __test_metadata *_metadata, struct env *e,
+		      struct frames *want, const char *budget)
+{
+	if (!e->interrupt_budget[0] || !e->methods[0])
+		return NULL;
+	ASSERT_EQ(0, knob_write(METHODS_PATH, "fp eh_frame")) {
+		TH_LOG("the methods file refused \"fp eh_frame\"");
+	}
+	warm_up(_metadata, e, want);
+	ASSERT_EQ(0, knob_write(INTERRUPT_BUDGET_PATH, budget));
+	ASSERT_EQ(0, knob_write(METHODS_PATH, e->methods));
+	counts_read(&e->before);
+	ASSERT_TRUE(run_chain(_metadata, e, want, "getppid"));
+	return take_one(_metadata, e->b, BPF_WALK_SYSCALL);
+}
+
+/*
+ * interrupt_budget 0: the walk looks no rule up; it ends after its first
+ * frame, counted under stop_budget_nofault, and asks for a warm-up, which
+ * remembers the rules, so the next walk is whole.
+ */
+TEST_F(eh_chain, interrupt_budget_0_leaves_the_lookups_to_the_warmup)
+{
+	struct env *e = &self->e;
+	const struct bpf_walk_record *r;
+	long long stops = counter("stop_budget_nofault");
+	struct frames want;
+
+	if (!e->interrupt_budget[0])
+		SKIP(return, "no " INTERRUPT_BUDGET_PATH);
+	ASSERT_TRUE(bpf_attach(e->b, "on_syscall"));
+	r = walk_with_new_methods(_metadata, e, &want, "0");
+	ASSERT_NE(NULL, r);
+	/* Its first frame alone: a second needs a rule looked up. */
+	check_prefix(_metadata, e->b, r, &want, 1, "interrupt_budget 0");
+	EXPECT_LT(stops, counter("stop_budget_nofault")) {
+		TH_LOG("stop_budget_nofault did not count the walk's stop");
+	}
+	EXPECT_EQ(1, grew(e, WARMUPS_QUEUED)) TH_LOG("no warm-up was asked for");
+	ASSERT_TRUE(run_chain(_metadata, e, &want, "getppid"));
+	r = take_one(_metadata, e->b, BPF_WALK_SYSCALL);
+	ASSERT_NE(NULL, r);
+	check_chain(_metadata, e->b, r, &want, "the walk after the warm-up");
+}
+
+/*
+ * interrupt_budget large enough for every lookup of the chain: the same
+ * walk is whole at once and asks for no warm-up.
+ */
+TEST_F(eh_chain, large_interrupt_budget_walks_the_chain_at_once)
+{
+	struct env *e = &self->e;
+	const struct bpf_walk_record *r;
+	struct frames want;
+
+	if (!e->interrupt_budget[0])
+		SKIP(return, "no " INTERRUPT_BUDGET_PATH);
+	ASSERT_TRUE(bpf_attach(e->b, "on_syscall"));
+	r = walk_with_new_methods(_metadata, e, &want, "65536");
+	ASSERT_NE(NULL, r);
+	check_chain(_metadata, e->b, r, &want, "interrupt_budget 65536");
+	EXPECT_EQ(0, grew(e, WARMUPS_QUEUED)) {
+		TH_LOG("a walk with budget for every lookup asked for a warm-up");
+	}
+	/* The program walks twice: bpf_get_stack() and bpf_get_stackid(). */
+	EXPECT_EQ(2, grew(e, COMPLETE)) {
+		TH_LOG("bpf_complete grew by %lld for two complete walks",
+		       grew(e, COMPLETE));
+	}
+}
+
+/*
+ * The knob takes a number, 0 included, and refuses anything else: -EINVAL,
+ * or -ERANGE for a number past 32 bits.
+ */
+TEST_F(eh_chain, interrupt_budget_refuses_what_is_not_a_number)
+{
+	static const struct {
+		const char *val;
+		int err;
+	} bad[] = {
+		{ "abc", -EINVAL }, { "-1", -EINVAL }, { "12x", -EINVAL },
+		{ "4294967296", -ERANGE },
+	};
+	struct env *e = &self->e;
+	char back[16];
+	unsigned int i;
+
+	if (!e->interrupt_budget[0])
+		SKIP(return, "no " INTERRUPT_BUDGET_PATH);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		EXPECT_EQ(bad[i].err, knob_write(INTERRUPT_BUDGET_PATH, bad[i].val)) {
+			TH_LOG("interrupt_budget \"%s\": not refused with %d",
+			       bad[i].val, bad[i].err);
+		}
+	}
+	ASSERT_EQ(0, knob_write(INTERRUPT_BUDGET_PATH, "0"));
+	ASSERT_TRUE(knob_read(INTERRUPT_BUDGET_PATH, back, sizeof(back)));
+	EXPECT_STREQ("0\n", back);
+	ASSERT_EQ(0, knob_write(INTERRUPT_BUDGET_PATH, "4096\n"));
+	ASSERT_TRUE(knob_read(INTERRUPT_BUDGET_PATH, back, sizeof(back)));
+	EXPECT_STREQ("4096\n", back);
 }
 
 /*
