@@ -40,7 +40,7 @@ struct eh_frame_section {
  */
 struct eh_frame_memo {
 	unsigned long	cie;
-	u64		rules[8];
+	u64		rules[9];
 };
 
 #endif /* _LINUX_EH_FRAME_TYPES_H */

@@ -9,6 +9,14 @@
 
 #include <asm/unwind_user.h>
 
+#ifndef arch_unwind_user_bx
+/* No base register that .eh_frame rules may keep the CFA in. */
+static inline unsigned long arch_unwind_user_bx(struct pt_regs *regs)
+{
+	return 0;
+}
+#endif
+
 /* The methods a walk may use: frame pointers and the tables. */
 #define UNWIND_USER_TYPES_TABLES	(UNWIND_USER_TYPE_SFRAME | \
 					 UNWIND_USER_TYPE_EH_FRAME)

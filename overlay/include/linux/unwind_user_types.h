@@ -55,7 +55,15 @@ struct unwind_stacktrace {
  * @sigframe: a signal frame: the CFA is the interrupted stack pointer, the
  *	      word at the stack pointer + @cfa_off (@cfa_deref is set); the
  *	      interrupted IP and frame pointer are saved at the stack pointer
- *	      + @ra_off and + @fp_off; that IP is exact, not a return address
+ *	      + @ra_off and + @fp_off, the base register at + @bx_off; that IP
+ *	      is exact, not a return address
+ * @use_bx: the CFA is computed from the base register (%rbx on x86), as
+ *	    ld.so's lazy-binding trampoline keeps it, rather than from the
+ *	    stack or frame pointer
+ * @bx_off: the caller's base register is saved at CFA + @bx_off; 0 when the
+ *	    frame has not saved it (an .eh_frame rule only)
+ * @bx_lost: the frame keeps the caller's base register where the walk
+ *	     cannot follow it; rules of other methods never say where it is
  * @type: the method that gave the rule (enum unwind_user_type)
  */
 struct unwind_user_frame {
@@ -63,10 +71,13 @@ struct unwind_user_frame {
 	s32	ra_off;
 	s32	fp_off;
 	s32	cfa_add;
+	s32	bx_off;
 	bool	use_fp;
 	bool	cfa_deref;
 	bool	fp_in_frame;
 	bool	sigframe;
+	bool	use_bx;
+	bool	bx_lost;
 	u8	type;
 };
 
@@ -110,6 +121,8 @@ enum unwind_user_stop {
  * @sp: the user stack pointer
  * @fp: the user frame pointer
  * @ws: word size of the task's stack (4 for compat tasks)
+ * @bx: the user base register (%rbx on x86), where an .eh_frame rule may
+ *	keep the CFA
  *
  * Taken from the task's saved user registers when a deferred walk is
  * asked for: the kernel may change those registers before the walk runs
@@ -120,6 +133,7 @@ struct unwind_user_regs {
 	unsigned long	ip;
 	unsigned long	sp;
 	unsigned long	fp;
+	unsigned long	bx;
 	unsigned int	ws;
 };
 
@@ -140,12 +154,21 @@ struct unwind_user_map {
 /* The ranges a walk remembers (a program and the libraries it calls). */
 #define UNWIND_USER_MAPS	4
 
+/* unwind_user_state's bx_at for a base register the walk no longer knows. */
+#define UNWIND_USER_BX_LOST	1UL
+
 /**
  * struct unwind_user_state - position of a user stack walk
  * @ip: instruction pointer of the current frame
  * @sp: stack pointer of the current frame (the CFA of the frame below it)
  * @fp: frame pointer of the current frame
  * @ws: word size of the task's stack (4 for compat tasks)
+ * @bx: the interrupted frame's base register (%rbx on x86)
+ * @bx_at: where the current frame's base register is: 0 in @bx (no frame
+ *	   walked so far saved it), else the stack slot the last frame that
+ *	   saved it saved it in; %UNWIND_USER_BX_LOST when a frame walked
+ *	   may have changed it without saying where (a rule of frame
+ *	   pointers or SFrame, or one the walk cannot follow)
  * @current_type: the method that found the current frame
  * @available_types: methods that may be tried (enum unwind_user_type bits)
  * @topmost: the current frame is the interrupted one, which may not have
@@ -174,6 +197,8 @@ struct unwind_user_state {
 	unsigned long		ip;
 	unsigned long		sp;
 	unsigned long		fp;
+	unsigned long		bx;
+	unsigned long		bx_at;
 	unsigned int		ws;
 	enum unwind_user_type	current_type;
 	unsigned int		available_types;

@@ -201,12 +201,18 @@ static void eh_frame_regs(struct eh_cie *cie, unsigned int ws)
 		cie->reg_sp = ARCH_EH_FRAME_REG32_SP;
 		cie->reg_fp = ARCH_EH_FRAME_REG32_FP;
 		cie->reg_ra = ARCH_EH_FRAME_REG32_RA;
+		cie->reg_bx = ARCH_EH_FRAME_REG32_BX;
 		return;
 	}
 #endif
 	cie->reg_sp = ARCH_EH_FRAME_REG_SP;
 	cie->reg_fp = ARCH_EH_FRAME_REG_FP;
 	cie->reg_ra = ARCH_EH_FRAME_REG_RA;
+#ifdef ARCH_EH_FRAME_REG_BX
+	cie->reg_bx = ARCH_EH_FRAME_REG_BX;
+#else
+	cie->reg_bx = U8_MAX;	/* none: no rule keeps the CFA elsewhere */
+#endif
 }
 
 /*

@@ -198,7 +198,8 @@ struct eh_cie {
 	u8		ws;		/* the code's word size */
 	u8		reg_sp;		/* DWARF numbers of its SP, FP */
 	u8		reg_fp;
-	u8		reg_ra;		/* and return address column */
+	u8		reg_ra;		/* and return address column, */
+	u8		reg_bx;		/* and base register */
 };
 
 /* Where a register of the caller is in a row: enum eh_rule_kind's. */
@@ -216,6 +217,7 @@ struct eh_row {
 	s32		cfa_add;	/* EH_CFA_DEREF: added to the word read */
 	struct eh_rule	ra;
 	struct eh_rule	fp;
+	struct eh_rule	bx;
 };
 
 /*

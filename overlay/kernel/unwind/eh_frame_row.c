@@ -97,6 +97,8 @@ static struct eh_rule *eh_reg(const struct eh_cie *cie, struct eh_row *row,
 		return &row->ra;
 	if (reg == cie->reg_fp)
 		return &row->fp;
+	if (reg == cie->reg_bx)
+		return &row->bx;
 	return NULL;
 }
 
@@ -444,6 +446,25 @@ advance:
 }
 
 /*
+ * Where the frame keeps its caller's base register, which a later frame's
+ * CFA may need (use_bx): saved at CFA + off (at the stack pointer + off in
+ * a signal frame), or unchanged. A rule the walk cannot follow does not
+ * end this walk; only a frame whose CFA needs the register does.
+ */
+static void eh_row_bx(const struct eh_row *row,
+		      struct unwind_user_frame *frame)
+{
+	u8 at = frame->sigframe ? EH_AT_SP : EH_AT_CFA;
+
+	if (row->bx.kind == EH_SAME)
+		return;
+	if (row->bx.kind == at && row->bx.off)
+		frame->bx_off = row->bx.off;
+	else
+		frame->bx_lost = true;
+}
+
+/*
  * Turn the row into the walk's rule. @ip is the address looked up, which
  * the .plt's CFA depends on.
  */
@@ -475,6 +496,9 @@ static int eh_row_frame(const struct eh_row *row, const struct eh_cie *cie,
 	case EH_CFA_DEREF:
 		if (row->cfa_reg == cie->reg_fp) {
 			frame->use_fp = true;
+		} else if (row->cfa_reg == cie->reg_bx &&
+			   cie->reg_bx != U8_MAX) {
+			frame->use_bx = true;
 		} else if (row->cfa_reg != cie->reg_sp) {
 			eh_stat_inc(EH_STAT_UNSUP_REG);
 			return -EOPNOTSUPP;
@@ -498,7 +522,8 @@ static int eh_row_frame(const struct eh_row *row, const struct eh_cie *cie,
 	 * the trampoline's stack pointer.
 	 */
 	if (row->ra.kind == EH_AT_SP) {
-		if (!frame->cfa_deref || frame->use_fp || frame->cfa_add) {
+		if (!frame->cfa_deref || frame->use_fp || frame->use_bx ||
+		    frame->cfa_add) {
 			eh_stat_inc(EH_STAT_UNSUP_EXPR);
 			return -EOPNOTSUPP;
 		}
@@ -533,6 +558,7 @@ static int eh_row_frame(const struct eh_row *row, const struct eh_cie *cie,
 		eh_stat_inc(EH_STAT_UNSUP_REG);
 		return -EOPNOTSUPP;
 	}
+	eh_row_bx(row, frame);
 	return 0;
 bad:
 	eh_stat_inc(EH_STAT_BAD_DATA);

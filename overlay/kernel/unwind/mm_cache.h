@@ -70,7 +70,8 @@ struct unwind_mm_range {
  */
 struct unwind_mm_rule {
 	u32		seq;
-	s32		cfa_off;
+	s16		cfa_off;
+	s16		bx_off;
 	s16		ra_off;
 	s16		fp_off;
 	u8		flags;
@@ -90,6 +91,8 @@ struct unwind_mm_rule {
 #define UNWIND_RULE_CFA_DEREF	BIT(1)
 #define UNWIND_RULE_FP_IN_FRAME	BIT(2)
 #define UNWIND_RULE_SIGFRAME	BIT(3)
+#define UNWIND_RULE_USE_BX	BIT(6)
+#define UNWIND_RULE_BX_LOST	BIT(7)
 /*
  * Bits 4 and 5: the step a native frame with the rule takes in a user
  * access section (enum unwind_user_step in step.h), worked out once when
@@ -255,6 +258,7 @@ static __always_inline bool unwind_rule_read(struct unwind_mm_rule *r,
 	    READ_ONCE(r->tag) != tag)
 		return false;
 	frame->cfa_off = READ_ONCE(r->cfa_off);
+	frame->bx_off = READ_ONCE(r->bx_off);
 	frame->ra_off = READ_ONCE(r->ra_off);
 	frame->fp_off = READ_ONCE(r->fp_off);
 	flags = READ_ONCE(r->flags);
@@ -264,6 +268,8 @@ static __always_inline bool unwind_rule_read(struct unwind_mm_rule *r,
 	frame->cfa_add = 0;
 	frame->fp_in_frame = flags & UNWIND_RULE_FP_IN_FRAME;
 	frame->sigframe = flags & UNWIND_RULE_SIGFRAME;
+	frame->use_bx = flags & UNWIND_RULE_USE_BX;
+	frame->bx_lost = flags & UNWIND_RULE_BX_LOST;
 	if (step)
 		*step = (flags & UNWIND_RULE_STEP_MASK) >> UNWIND_RULE_STEP_SHIFT;
 	/* Read it all before the check that no writer came by. */
@@ -356,6 +362,7 @@ enum sframe_stat {
 	SFRAME_STAT_BUDGET_STOPS,	/* walks that spent their budget */
 	SFRAME_STAT_NOFAULT_BUDGET_STOPS, /* ... in an interrupt: deferred */
 	SFRAME_STAT_NO_ROW_STOPS,	/* walks ended amid described code */
+	SFRAME_STAT_BX_LOST_STOPS,	/* ... at a CFA in a lost register */
 	NR_SFRAME_STATS,
 };
 

@@ -39,6 +39,7 @@ static void unwind_rule_fill(struct unwind_mm_rule *r, unsigned long start,
 	WRITE_ONCE(r->len, len);
 	WRITE_ONCE(r->tag, tag);
 	WRITE_ONCE(r->cfa_off, frame->cfa_off);
+	WRITE_ONCE(r->bx_off, frame->bx_off);
 	WRITE_ONCE(r->ra_off, frame->ra_off);
 	WRITE_ONCE(r->fp_off, frame->fp_off);
 	WRITE_ONCE(r->flags, flags);
@@ -56,6 +57,8 @@ static u8 unwind_rule_flags(const struct unwind_user_frame *frame)
 	       (frame->cfa_deref ? UNWIND_RULE_CFA_DEREF : 0) |
 	       (frame->fp_in_frame ? UNWIND_RULE_FP_IN_FRAME : 0) |
 	       (frame->sigframe ? UNWIND_RULE_SIGFRAME : 0) |
+	       (frame->use_bx ? UNWIND_RULE_USE_BX : 0) |
+	       (frame->bx_lost ? UNWIND_RULE_BX_LOST : 0) |
 	       unwind_user_step_of(frame) << UNWIND_RULE_STEP_SHIFT;
 }
 
@@ -92,7 +95,11 @@ void unwind_rule_put(struct sframe_mm *c, unsigned long ip,
 	struct unwind_mm_rule *set;
 
 	BUILD_BUG_ON(UNWIND_RULE_WIDEST > U16_MAX);
-	if (frame->ra_off != (s16)frame->ra_off ||
+	BUILD_BUG_ON(UNWIND_RULE_STEP_MASK &
+		     (UNWIND_RULE_USE_BX | UNWIND_RULE_BX_LOST));
+	if (frame->cfa_off != (s16)frame->cfa_off ||
+	    frame->bx_off != (s16)frame->bx_off ||
+	    frame->ra_off != (s16)frame->ra_off ||
 	    frame->fp_off != (s16)frame->fp_off || frame->cfa_add)
 		return;
 	if (start > ip || end <= ip) {

@@ -370,6 +370,7 @@ step:
 			ret = __unwind_user_apply(state, &frame, true);
 		if (ret)
 			break;
+		unwind_user_track_bx(state, &frame);
 		type = frame.type;
 		steps[type >> 1]++;
 		/* Only a frame that really exists makes this a cut. */

@@ -11,6 +11,8 @@
 #include <linux/uaccess.h>
 #include <linux/unwind_user.h>
 
+#include "mm_cache.h"
+
 /* The most signal frames one walk crosses (nested handlers). */
 #define UNWIND_USER_MAX_SIGFRAMES	8
 
@@ -40,6 +42,9 @@ static __always_inline void unwind_user_fp_rule(struct unwind_user_frame *frame,
 	frame->cfa_add = 0;
 	frame->fp_in_frame = false;
 	frame->sigframe = false;
+	frame->use_bx = false;
+	frame->bx_off = 0;
+	frame->bx_lost = false;
 	frame->type = UNWIND_USER_TYPE_FP;
 	arch_unwind_user_fp_frame(frame, at, ws);
 }
@@ -77,6 +82,24 @@ static __always_inline int unwind_user_take(struct unwind_user_state *state,
 	state->sp = cfa;
 	state->fp = fp;
 	return 0;
+}
+
+/*
+ * After the step @frame described, to the frame whose stack pointer (this
+ * frame's CFA) is now @state->sp: where that frame's base register is.
+ * Only .eh_frame says where a frame saved it; after a frame any other
+ * method walked, it is lost. A signal frame's step says it itself
+ * (unwind_user_apply_signal()).
+ */
+static __always_inline void unwind_user_track_bx(struct unwind_user_state *state,
+						 const struct unwind_user_frame *frame)
+{
+	if (frame->sigframe)
+		return;
+	if (frame->type != UNWIND_USER_TYPE_EH_FRAME || frame->bx_lost)
+		state->bx_at = UNWIND_USER_BX_LOST;
+	else if (frame->bx_off)
+		state->bx_at = state->sp + frame->bx_off;
 }
 
 /*
@@ -124,7 +147,27 @@ static __always_inline int __unwind_user_apply(struct unwind_user_state *state,
 
 	if (!insec && frame->sigframe)
 		return unwind_user_apply_signal(state, frame);
-	if (frame->use_fp) {
+	if (frame->use_bx) {
+		/*
+		 * The base register, as the frames walked so far left it:
+		 * where one of them may have changed it without saying where
+		 * it saved it, the walk ends here rather than guess.
+		 */
+		if (state->bx_at == UNWIND_USER_BX_LOST) {
+#ifdef CONFIG_UNWIND_USER_SFRAME
+			sframe_stat_add(SFRAME_STAT_BX_LOST_STOPS, 1);
+#endif
+			unwind_user_stop(state, UNWIND_USER_END);
+			return -ENOENT;
+		}
+		base = state->bx;
+		if (state->bx_at) {
+			ret = unwind_user_get(state->bx_at, ws, 1, words, insec);
+			if (ret)
+				goto fail;
+			base = words[0];
+		}
+	} else if (frame->use_fp) {
 		/* The outermost frame clears the frame pointer. */
 		if (!state->fp) {
 			unwind_user_stop(state, UNWIND_USER_END);
@@ -308,7 +351,7 @@ unwind_user_step_of(const struct unwind_user_frame *frame)
 	const int w = sizeof(long);
 
 	if (frame->cfa_deref || frame->fp_in_frame || frame->sigframe ||
-	    frame->ra_off != -w)
+	    frame->use_bx || frame->ra_off != -w)
 		return UNWIND_USER_STEP_RULE;
 	if (frame->use_fp)
 		return frame->cfa_off == 2 * w && frame->fp_off == -2 * w ?

@@ -104,6 +104,8 @@ int unwind_user_apply_signal(struct unwind_user_state *state,
 		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
 		return -EINVAL;
 	}
+	/* The interrupted base register, where the trampoline's rule has it. */
+	state->bx_at = frame->bx_off ? sp + frame->bx_off : UNWIND_USER_BX_LOST;
 	state->sigframes++;
 	return unwind_user_take(state, cfa, fp);
 
@@ -257,8 +259,10 @@ static int unwind_user_next_table(struct unwind_user_state *state)
 	case 0:
 		state->current_type = frame.type;
 		ret = unwind_user_apply(state, &frame);
-		if (!ret)
+		if (!ret) {
+			unwind_user_track_bx(state, &frame);
 			unwind_tables_count_frame(&frame);
+		}
 		return ret;
 	case -ENOENT:
 		return 1;
@@ -309,8 +313,11 @@ int unwind_user_next(struct unwind_user_state *state)
 		state->current_type = UNWIND_USER_TYPE_FP;
 		ret = unwind_user_next_fp(state);
 #ifdef CONFIG_UNWIND_USER_SFRAME
-		if (!ret && (state->available_types & UNWIND_USER_TYPES_TABLES))
+		if (!ret && (state->available_types & UNWIND_USER_TYPES_TABLES)) {
+			/* The frame may have saved the base register anywhere. */
+			state->bx_at = UNWIND_USER_BX_LOST;
 			unwind_tables_count_frame(NULL);
+		}
 #endif
 	} else {
 		unwind_user_stop(state, UNWIND_USER_END);
@@ -336,6 +343,7 @@ void unwind_user_save_regs(struct unwind_user_regs *regs)
 	regs->ip = instruction_pointer(uregs);
 	regs->sp = user_stack_pointer(uregs);
 	regs->fp = frame_pointer(uregs);
+	regs->bx = arch_unwind_user_bx(uregs);
 	regs->ws = arch_unwind_user_word_size(uregs);
 }
 

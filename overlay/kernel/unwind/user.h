@@ -89,13 +89,16 @@ __unwind_user_start(struct unwind_user_state *state,
 		state->ip = from->ip;
 		state->sp = from->sp;
 		state->fp = from->fp;
+		state->bx = from->bx;
 		state->ws = from->ws;
 	} else {
 		state->ip = instruction_pointer(regs);
 		state->sp = user_stack_pointer(regs);
 		state->fp = frame_pointer(regs);
+		state->bx = arch_unwind_user_bx(regs);
 		state->ws = arch_unwind_user_word_size(regs);
 	}
+	state->bx_at = 0;
 	state->topmost = true;
 
 	if (IS_ENABLED(CONFIG_HAVE_UNWIND_USER_FP))

@@ -168,6 +168,10 @@ static void check_frame(const struct unwind_user_frame *f)
 	if (f->cfa_add && (!f->cfa_deref || f->cfa_add < 0 || f->cfa_add > 4096))
 		fuzz_bug("a CFA addend %d without a word read, or out of range",
 			 f->cfa_add);
+	if (f->use_bx && (f->use_fp || f->sigframe))
+		fuzz_bug("a CFA from the base register and from another one");
+	if (f->bx_off && f->bx_lost)
+		fuzz_bug("the base register saved at %d, and lost", f->bx_off);
 }
 
 /* A rule the call has not written: filled with this before each call. */
@@ -186,6 +190,8 @@ static bool written(const struct unwind_user_frame *f)
 		offsetof(struct unwind_user_frame, cfa_deref),
 		offsetof(struct unwind_user_frame, fp_in_frame),
 		offsetof(struct unwind_user_frame, sigframe),
+		offsetof(struct unwind_user_frame, use_bx),
+		offsetof(struct unwind_user_frame, bx_lost),
 	};
 	const u8 *b = (const u8 *)f;
 	unsigned int i;
@@ -234,17 +240,20 @@ static bool same_frame(const struct unwind_user_frame *a,
 	       a->fp_off == b->fp_off && a->use_fp == b->use_fp &&
 	       a->cfa_deref == b->cfa_deref &&
 	       a->fp_in_frame == b->fp_in_frame &&
-	       a->sigframe == b->sigframe && a->type == b->type;
+	       a->sigframe == b->sigframe && a->type == b->type &&
+	       a->use_bx == b->use_bx && a->bx_off == b->bx_off &&
+	       a->bx_lost == b->bx_lost;
 }
 
 /* A rule, for a report. */
 static const char *rule_str(char *buf, size_t len,
 			    const struct unwind_user_frame *f)
 {
-	snprintf(buf, len, "cfa %d ra %d fp %d fp-based %d deref %d (+%d) fp-in-frame %d signal %d type %u",
+	snprintf(buf, len, "cfa %d ra %d fp %d fp-based %d deref %d (+%d) fp-in-frame %d signal %d bx %d bx-based %d bx-lost %d type %u",
 		 f->cfa_off, f->ra_off, f->fp_off, f->use_fp, f->cfa_deref,
 		 f->cfa_add,
-		 f->fp_in_frame, f->sigframe, f->type);
+		 f->fp_in_frame, f->sigframe, f->bx_off, f->use_bx,
+		 f->bx_lost, f->type);
 	return buf;
 }
 

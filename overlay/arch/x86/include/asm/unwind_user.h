@@ -220,6 +220,19 @@ static inline unsigned int arch_unwind_user_word_size(struct pt_regs *regs)
 #define ARCH_EH_FRAME_REG_FP		6	/* %rbp */
 #define ARCH_EH_FRAME_REG_SP		7	/* %rsp */
 #define ARCH_EH_FRAME_REG_RA		16	/* %rip */
+/*
+ * The base register, which ld.so's lazy-binding trampoline keeps its CFA
+ * in while it realigns the stack (glibc's dl-trampoline.h): callee-saved,
+ * so a walk can follow it through the frames that save it.
+ */
+#define ARCH_EH_FRAME_REG_BX		3	/* %rbx */
+
+#define arch_unwind_user_bx arch_unwind_user_bx
+static inline unsigned long arch_unwind_user_bx(struct pt_regs *regs)
+{
+	return regs->bx;
+}
+
 /* Where @mm's vDSO image is mapped: its tables are read there. */
 #define arch_unwind_user_vdso(mm)	((unsigned long)(mm)->context.vdso)
 
@@ -228,6 +241,7 @@ static inline unsigned int arch_unwind_user_word_size(struct pt_regs *regs)
 #define ARCH_EH_FRAME_REG32_FP		5	/* %ebp */
 #define ARCH_EH_FRAME_REG32_SP		4	/* %esp */
 #define ARCH_EH_FRAME_REG32_RA		8	/* %eip */
+#define ARCH_EH_FRAME_REG32_BX		3	/* %ebx */
 #endif
 
 #endif /* _ASM_X86_UNWIND_USER_H */

@@ -453,6 +453,221 @@ TEST_F(libs, each_fde_is_read_with_its_own_cie)
 	check_stack(_metadata, self->c, b);
 }
 
+/*
+ * Steps that keep their CFA in %rbx (%ebx) while they realign the stack,
+ * as ld.so's lazy-binding trampoline does (glibc's dl-trampoline.h), and
+ * call an inner step (level + 1) that calls next(chain, level + 2). The
+ * inner step of bx_cfa_step saves %rbx and puts another value in it: the
+ * walk finds the outer step's CFA in that save. That of bx_cfa_lost_step
+ * keeps it in another register, which the walk does not follow.
+ */
+long bx_cfa_step(void *chain, int level, sframe_next_t next,
+		 unsigned long *ras);
+#ifdef __x86_64__
+#define BX_OUTER(inner) \
+	".cfi_startproc\n" \
+	"	mov (%rsp), %rax\n" \
+	STEP_STORE_RA \
+	"	push %rbx\n" \
+	".cfi_adjust_cfa_offset 8\n" \
+	".cfi_rel_offset %rbx, 0\n" \
+	"	mov %rsp, %rbx\n" \
+	".cfi_def_cfa_register %rbx\n" \
+	"	and $-64, %rsp\n" \
+	"	add $1, %esi\n" \
+	"	call " inner "\n" \
+	"	mov %rbx, %rsp\n" \
+	".cfi_def_cfa_register %rsp\n" \
+	"	pop %rbx\n" \
+	".cfi_adjust_cfa_offset -8\n" \
+	".cfi_restore %rbx\n" \
+	"	ret\n" \
+	".cfi_endproc\n"
+/* The inner steps: with %rsi the level, %rcx ras and %rdx next. */
+#define BX_INNER(save, restore) \
+	".cfi_startproc\n" \
+	"	mov (%rsp), %rax\n" \
+	STEP_STORE_RA \
+	save \
+	"	mov $0x5a5a5a5b, %ebx\n" \
+	"	add $1, %esi\n" \
+	"	call *%rdx\n" \
+	restore \
+	"	ret\n" \
+	".cfi_endproc\n"
+#define BX_SAVE \
+	"	push %rbx\n" \
+	".cfi_adjust_cfa_offset 8\n" \
+	".cfi_rel_offset %rbx, 0\n"
+#define BX_RESTORE \
+	"	pop %rbx\n" \
+	".cfi_adjust_cfa_offset -8\n" \
+	".cfi_restore %rbx\n"
+#define BX_MOVE \
+	"	push %r12\n" \
+	".cfi_adjust_cfa_offset 8\n" \
+	".cfi_rel_offset %r12, 0\n" \
+	"	mov %rbx, %r12\n" \
+	".cfi_register %rbx, %r12\n"
+#define BX_MOVE_BACK \
+	"	mov %r12, %rbx\n" \
+	".cfi_restore %rbx\n" \
+	"	pop %r12\n" \
+	".cfi_adjust_cfa_offset -8\n" \
+	".cfi_restore %r12\n"
+#else
+#define BX_OUTER(inner) \
+	".cfi_startproc\n" \
+	"	mov (%esp), %eax\n" \
+	STEP_STORE_RA \
+	"	push %ebx\n" \
+	".cfi_adjust_cfa_offset 4\n" \
+	".cfi_rel_offset %ebx, 0\n" \
+	"	mov %esp, %ebx\n" \
+	".cfi_def_cfa_register %ebx\n" \
+	"	and $-64, %esp\n" \
+	"	sub $16, %esp\n" \
+	"	mov 8(%ebx), %eax\n" \
+	"	mov %eax, (%esp)\n" \
+	"	mov 12(%ebx), %eax\n" \
+	"	add $1, %eax\n" \
+	"	mov %eax, 4(%esp)\n" \
+	"	mov 16(%ebx), %eax\n" \
+	"	mov %eax, 8(%esp)\n" \
+	"	mov 20(%ebx), %eax\n" \
+	"	mov %eax, 12(%esp)\n" \
+	"	call " inner "\n" \
+	"	mov %ebx, %esp\n" \
+	".cfi_def_cfa_register %esp\n" \
+	"	pop %ebx\n" \
+	".cfi_adjust_cfa_offset -4\n" \
+	".cfi_restore %ebx\n" \
+	"	ret\n" \
+	".cfi_endproc\n"
+/* One register saved, 24 bytes more: the arguments at 32(%esp) on. */
+#define BX_INNER(save, restore) \
+	".cfi_startproc\n" \
+	"	mov (%esp), %eax\n" \
+	STEP_STORE_RA \
+	save \
+	"	mov $0x5a5a5a5b, %ebx\n" \
+	"	sub $24, %esp\n" \
+	".cfi_adjust_cfa_offset 24\n" \
+	"	mov 32(%esp), %eax\n" \
+	"	mov %eax, (%esp)\n" \
+	"	mov 36(%esp), %eax\n" \
+	"	add $1, %eax\n" \
+	"	mov %eax, 4(%esp)\n" \
+	"	mov 40(%esp), %ecx\n" \
+	"	mov %ecx, 8(%esp)\n" \
+	"	mov 44(%esp), %eax\n" \
+	"	mov %eax, 12(%esp)\n" \
+	"	call *%ecx\n" \
+	"	add $24, %esp\n" \
+	".cfi_adjust_cfa_offset -24\n" \
+	restore \
+	"	ret\n" \
+	".cfi_endproc\n"
+#define BX_SAVE \
+	"	push %ebx\n" \
+	".cfi_adjust_cfa_offset 4\n" \
+	".cfi_rel_offset %ebx, 0\n"
+#define BX_RESTORE \
+	"	pop %ebx\n" \
+	".cfi_adjust_cfa_offset -4\n" \
+	".cfi_restore %ebx\n"
+#define BX_MOVE \
+	"	push %esi\n" \
+	".cfi_adjust_cfa_offset 4\n" \
+	".cfi_rel_offset %esi, 0\n" \
+	"	mov %ebx, %esi\n" \
+	".cfi_register %ebx, %esi\n"
+#define BX_MOVE_BACK \
+	"	mov %esi, %ebx\n" \
+	".cfi_restore %ebx\n" \
+	"	pop %esi\n" \
+	".cfi_adjust_cfa_offset -4\n" \
+	".cfi_restore %esi\n"
+#endif
+asm(".pushsection .text\n"
+	".globl bx_cfa_step\n"
+	".type bx_cfa_step, @function\n"
+	"bx_cfa_step:\n"
+	BX_OUTER("bx_saved_inner")
+	".size bx_cfa_step, . - bx_cfa_step\n"
+	".type bx_saved_inner, @function\n"
+	"bx_saved_inner:\n"
+	BX_INNER(BX_SAVE, BX_RESTORE)
+	".size bx_saved_inner, . - bx_saved_inner\n"
+	".globl bx_cfa_lost_step\n"
+	".type bx_cfa_lost_step, @function\n"
+	"bx_cfa_lost_step:\n"
+	BX_OUTER("bx_moved_inner")
+	".size bx_cfa_lost_step, . - bx_cfa_lost_step\n"
+	".type bx_moved_inner, @function\n"
+	"bx_moved_inner:\n"
+	BX_INNER(BX_MOVE, BX_MOVE_BACK)
+	".size bx_moved_inner, . - bx_moved_inner\n"
+	".popsection\n");
+
+/*
+ * A chain whose steps at levels 3 and 9 take two levels: the last, 9,
+ * leaves levels 11 and 12 to the chain's own steps.
+ */
+#define BX_DEPTH	13
+/* From the leaf to the outer step at level 9: its frame is the fifth. */
+#define BX_FRAMES_TO_STEP	(2 + (BX_DEPTH - 1) - 10 + 1)
+
+/*
+ * The walk follows %rbx through the inner frame's save to the outer
+ * step's CFA, and goes on to the root; a second walk, by the rules the
+ * process remembers, does the same.
+ */
+TEST_F(libs, cfa_in_the_base_register_saved_by_a_callee)
+{
+	long long lost = counter("stop_base_register_lost");
+	const struct cb *b;
+	int i;
+
+	self->c->lib_a = bx_cfa_step;
+	for (i = 0; i < 2; i++) {
+		b = walk_once(_metadata, self->fd, self->res, self->c, "task",
+			      BX_DEPTH);
+		ASSERT_NE(NULL, b);
+		check_stack(_metadata, self->c, b);
+	}
+	EXPECT_EQ(lost, counter("stop_base_register_lost")) {
+		TH_LOG("the walk lost %%rbx, which the inner frame saved");
+	}
+}
+
+/*
+ * The same, its inner step keeping %rbx in %r12 (%ebx in %esi) rather than
+ * on the stack.
+ */
+long bx_cfa_lost_step(void *chain, int level, sframe_next_t next,
+		      unsigned long *ras);
+
+/*
+ * Where the inner frame keeps %rbx in another register, the outer step's
+ * CFA cannot be found: the walk ends at the outer step, counted, and never
+ * takes its CFA from the value the inner step left in %rbx.
+ */
+TEST_F(libs, cfa_in_a_base_register_the_walk_lost_ends_there)
+{
+	long long lost = counter("stop_base_register_lost");
+	const struct cb *b;
+
+	self->c->lib_a = bx_cfa_lost_step;
+	b = walk_once(_metadata, self->fd, self->res, self->c, "task",
+		      BX_DEPTH);
+	ASSERT_NE(NULL, b);
+	check_frames(_metadata, self->c, b, BX_FRAMES_TO_STEP, true);
+	EXPECT_LT(lost, counter("stop_base_register_lost")) {
+		TH_LOG("stop_base_register_lost did not count the end");
+	}
+}
+
 #define BUDGET_PATH	"/sys/kernel/unwind_user/work_budget"
 
 static long budget_read(void)

@@ -6,6 +6,7 @@
 #include <linux/types.h>
 
 struct pt_regs {
+	unsigned long	bx;
 	unsigned long	cs;
 };
 
