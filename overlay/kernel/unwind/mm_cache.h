@@ -84,7 +84,6 @@ struct unwind_mm_rule {
 /* The blocks' sizes, log2, smallest first. */
 #define UNWIND_RULE_LEVELS	3
 #define UNWIND_RULE_WIDEST_SHIFT	12
-#define UNWIND_RULE_SHIFTS	{ 6, 10, UNWIND_RULE_WIDEST_SHIFT }
 #define UNWIND_RULE_WIDEST	BIT(UNWIND_RULE_WIDEST_SHIFT)
 
 #define UNWIND_RULE_USE_FP	BIT(0)
@@ -208,12 +207,21 @@ static __always_inline u64 unwind_rule_tag(u64 id, unsigned int types,
 	return (id << 4) | (ws == sizeof(long) ? 8 : 0) | (types & 7);
 }
 
-/* log2 of the size of the blocks of @level. */
+/*
+ * log2 of the size of the blocks of @level. No table: a sanitizer's bounds
+ * check may not be called in the user access section the walk runs it in.
+ */
 static __always_inline unsigned int unwind_rule_shift(unsigned int level)
 {
-	static const u8 shifts[UNWIND_RULE_LEVELS] = UNWIND_RULE_SHIFTS;
-
-	return shifts[level];
+	BUILD_BUG_ON(UNWIND_RULE_LEVELS != 3);
+	switch (level) {
+	case 0:
+		return 6;
+	case 1:
+		return 10;
+	default:
+		return UNWIND_RULE_WIDEST_SHIFT;
+	}
 }
 
 /*
@@ -309,14 +317,17 @@ static __always_inline bool unwind_rule_get(struct sframe_mm *c,
 	return false;
 }
 
-/* The range of @state->maps @ip is in, or NULL. */
+/*
+ * The range of @state->maps @ip is in, or NULL. Called in a user access
+ * section: a pointer, where an index would call a sanitizer's check.
+ */
 static __always_inline struct unwind_user_map *
 unwind_user_map_of(struct unwind_user_state *state, unsigned long ip)
 {
 	unsigned int i;
 
 	for (i = 0; i < state->nr_maps; i++) {
-		struct unwind_user_map *m = &state->maps[i];
+		struct unwind_user_map *m = state->maps + i;
 
 		if (ip >= m->start && ip < m->end)
 			return m;

@@ -246,8 +246,11 @@ bool unwind_user_table_walk(struct unwind_user_state *state,
 	unsigned int nr = trace->nr;
 	/* With cut_at_max, the entry whose rule is not needed: the last. */
 	unsigned int last = state->cut_at_max ? max_entries - 1 : UINT_MAX;
-	/* Frames stepped, by method: frame pointers, SFrame, .eh_frame. */
-	unsigned int steps[3] = { }, hits = 0;
+	/*
+	 * Frames stepped, by method: frame pointers, SFrame, .eh_frame; the
+	 * fourth slot keeps the index provably in bounds inside the section.
+	 */
+	unsigned int steps[4] = { }, hits = 0;
 	/* No IP looked up yet: a caller's (a return address - 1) never is. */
 	unsigned long ip, last_ip = ULONG_MAX;
 	u8 type = UNWIND_USER_TYPE_NONE;
@@ -372,7 +375,7 @@ step:
 			break;
 		unwind_user_track_bx(state, &frame);
 		type = frame.type;
-		steps[type >> 1]++;
+		steps[(type >> 1) & 3]++;
 		/* Only a frame that really exists makes this a cut. */
 		if (full) {
 			unwind_user_stop(state, UNWIND_USER_TRUNCATED);

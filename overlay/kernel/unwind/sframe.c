@@ -275,6 +275,8 @@ struct sframe_fde_val {
 static __always_inline bool sframe_cursor_fill(struct unwind_cursor *cur)
 {
 	const u8 __user *src = (const u8 __user *)cur->pos;
+	/* A pointer, not cur->buf[i]: no sanitizer's bounds check here. */
+	u8 *dst = cur->buf;
 	unsigned int len, i = 0;
 	u64 w;
 
@@ -288,10 +290,10 @@ static __always_inline bool sframe_cursor_fill(struct unwind_cursor *cur)
 		barrier_nospec();
 	for (; len - i >= sizeof(w); i += sizeof(w)) {
 		unsafe_get_user(w, (const u64 __user *)(src + i), efault);
-		put_unaligned(w, (u64 *)(cur->buf + i));
+		put_unaligned(w, (u64 *)(dst + i));
 	}
 	for (; i < len; i++)
-		unsafe_get_user(cur->buf[i], src + i, efault);
+		unsafe_get_user(dst[i], src + i, efault);
 	cur->buf_addr = cur->pos;
 	cur->buf_len = len;
 	return true;
@@ -314,7 +316,7 @@ static int sframe_find_fde(const struct sframe_section *sec, unsigned long ip,
 			   struct unwind_row_span *bound)
 {
 	const struct sframe_fde __user *fdes = (const void __user *)sec->fdes;
-	struct sframe_fde_val val[3], *prev = NULL, *this, *next = NULL;
+	struct sframe_fde_val val[3], *v, *prev = NULL, *this, *next = NULL;
 	u32 lo = 0, hi = sec->nr_fdes, idx, first, n, k;
 	u64 fres_len = sec->fres_end - sec->fres;
 	unsigned long fres_end;
@@ -351,18 +353,22 @@ static int sframe_find_fde(const struct sframe_section *sec, unsigned long ip,
 	idx = lo - 1;
 	first = idx ? idx - 1 : idx;
 	n = min_t(u32, sec->nr_fdes, idx + 2) - first;
-	for (k = 0; k < n; k++) {
+	/*
+	 * At most three. Stored through a pointer: a sanitizer's bounds check
+	 * of an index may not be called in the user access section.
+	 */
+	for (k = 0, v = val; k < n; k++, v++) {
 		const struct sframe_fde __user *e = &fdes[first + k];
 
 		unsafe_get_user(start, &e->func_start, efault);
 		unsafe_get_user(size32, &e->func_size, efault);
 		unsafe_get_user(off32, &e->fres_off, efault);
-		val[k].func = (unsigned long)e + le64_to_cpu(start);
-		val[k].size = le32_to_cpu(size32);
-		val[k].fres_off = le32_to_cpu(off32);
+		v->func = (unsigned long)e + le64_to_cpu(start);
+		v->size = le32_to_cpu(size32);
+		v->fres_off = le32_to_cpu(off32);
 	}
 
-	this = &val[idx - first];
+	this = val + (idx - first);
 	if (idx)
 		prev = &val[0];
 	if (idx + 1 < sec->nr_fdes)
