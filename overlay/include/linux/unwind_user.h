@@ -17,6 +17,17 @@ static inline unsigned long arch_unwind_user_bx(struct pt_regs *regs)
 }
 #endif
 
+#ifndef arch_unwind_user_reg
+/* No general register that .eh_frame rules may keep the CFA in. */
+static __always_inline bool arch_unwind_user_reg(const struct pt_regs *regs,
+						 unsigned int regno,
+						 unsigned int ws,
+						 unsigned long *val)
+{
+	return false;
+}
+#endif
+
 /* The methods a walk may use: frame pointers and the tables. */
 #define UNWIND_USER_TYPES_TABLES	(UNWIND_USER_TYPE_SFRAME | \
 					 UNWIND_USER_TYPE_EH_FRAME)

@@ -64,6 +64,16 @@ struct unwind_stacktrace {
  *	    frame has not saved it (an .eh_frame rule only)
  * @bx_lost: the frame keeps the caller's base register where the walk
  *	     cannot follow it; rules of other methods never say where it is
+ * @use_reg: the CFA is computed from general register @reg rather than from
+ *	     the stack, frame or base register: known only in the interrupted
+ *	     frame, whose registers the kernel saved (hand-written assembly
+ *	     keeps its entry stack pointer in a scratch register)
+ * @reg: that register's DWARF number
+ * @idx_reg: with @idx_scale, the address @cfa_deref reads is also
+ *	     @idx_reg's value times @idx_scale further, as OpenSSL's
+ *	     Montgomery multiplication describes a frame sized by its
+ *	     argument: like @reg, known in the interrupted frame only
+ * @idx_scale: 0: no such term
  * @type: the method that gave the rule (enum unwind_user_type)
  */
 struct unwind_user_frame {
@@ -78,6 +88,10 @@ struct unwind_user_frame {
 	bool	sigframe;
 	bool	use_bx;
 	bool	bx_lost;
+	bool	use_reg;
+	u8	reg;
+	u8	idx_reg;
+	u8	idx_scale;
 	u8	type;
 };
 
@@ -173,6 +187,9 @@ struct unwind_user_map {
  * @available_types: methods that may be tried (enum unwind_user_type bits)
  * @topmost: the current frame is the interrupted one, which may not have
  *	     set up its frame yet
+ * @regs_live: the current frame is the interrupted one and the task's
+ *	       saved user registers still hold its state, so that a rule may
+ *	       read any of them (@use_reg and @idx_reg of a frame's rule)
  * @done: no further frame can be found; @stop says why
  * @cut_at_max: end at the entry limit without looking for a frame past
  *		it, for a caller that does not tell a cut chain from a whole
@@ -203,6 +220,7 @@ struct unwind_user_state {
 	enum unwind_user_type	current_type;
 	unsigned int		available_types;
 	bool			topmost;
+	bool			regs_live;
 	bool			done;
 	bool			cut_at_max;
 	enum unwind_user_stop	stop;

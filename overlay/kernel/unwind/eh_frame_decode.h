@@ -213,11 +213,13 @@ struct eh_row {
 	u8		cfa_kind;
 	u8		cfa_reg;	/* DWARF number */
 	u8		plt_lit;
+	u8		idx_reg;	/* EH_CFA_DEREF: an index register */
 	s32		cfa_off;
 	s32		cfa_add;	/* EH_CFA_DEREF: added to the word read */
 	struct eh_rule	ra;
 	struct eh_rule	fp;
 	struct eh_rule	bx;
+	u8		idx_scale;	/* @idx_reg's scale; 0: no index */
 };
 
 /*

@@ -8,12 +8,13 @@
  * that stops at the IP. Their number is bounded by the entry's length
  * (each takes a byte or more) and charged to the walk's budget; the
  * remember stack is capped.
- * Only the rules a walk can follow are kept: the CFA (stack or frame
- * pointer plus an offset), the return address and the caller's frame
- * pointer. DWARF expressions are never evaluated: three fixed forms are
+ * Only the rules a walk can follow are kept: the CFA (a register plus an
+ * offset), the return address and the caller's frame pointer and base
+ * register. DWARF expressions are never evaluated: fixed forms are
  * recognised byte for byte (the .plt's CFA, a realigned frame's CFA and
- * frame pointer, the signal trampoline's saved registers); a row that needs
- * anything else ends the walk, and the reason is counted.
+ * frame pointer, the entry stack pointer hand-written assembly saved at an
+ * offset or an index, the signal trampoline's saved registers); a row that
+ * needs anything else ends the walk, and the reason is counted.
  *
  * Context: task context of the process that maps the section, where page
  * faults may be taken; no lock may be held that a page fault takes.
@@ -102,6 +103,24 @@ static struct eh_rule *eh_reg(const struct eh_cie *cie, struct eh_row *row,
 	return NULL;
 }
 
+/*
+ * The general registers of @cie's code, DWARF 0 to n - 1: a CFA may be
+ * kept in any of them in the interrupted frame, whose registers a walk
+ * has.
+ */
+static unsigned int eh_nr_gprs(const struct eh_cie *cie)
+{
+#ifdef ARCH_EH_FRAME_COMPAT_MACHINE
+	if (cie->ws == 4)
+		return ARCH_EH_FRAME_GPRS32;
+#endif
+#ifdef ARCH_EH_FRAME_GPRS
+	return ARCH_EH_FRAME_GPRS;
+#else
+	return 0;
+#endif
+}
+
 /* What an expression may be: the only forms a walk follows. */
 enum eh_expr_form {
 	EH_EXPR_OTHER,
@@ -111,7 +130,19 @@ enum eh_expr_form {
 	EH_EXPR_PLT,		/* the .plt's CFA, below */
 };
 
+/* What a recognised expression holds; see eh_expr(). */
+struct eh_expr_val {
+	u8	reg;		/* breg's register */
+	s32	off;		/* and offset */
+	s32	add;		/* what plus_uconst adds */
+	u8	lit;		/* the .plt's literal */
+	u8	idx_reg;	/* the index form's register */
+	u8	idx_scale;	/* and literal; 0: not that form */
+};
+
 #define DW_OP_lit(n)		(0x30 + (n))
+#define DW_OP_mul		0x1e
+#define DW_OP_plus		0x22
 #define DW_OP_plus_uconst	0x23
 
 /* The most a CFA expression adds to the word it reads (a few words). */
@@ -132,7 +163,7 @@ static bool eh_expr_plt(const struct eh_cie *cie, const u8 *b, u8 *lit)
 	const u8 plt[EH_PLT_LEN] = {
 		DW_OP_breg(cie->reg_sp), cie->ws, DW_OP_breg(cie->reg_ra), 0x00,
 		DW_OP_lit(15), 0x1a /* and */, 0, 0x2a /* ge */,
-		DW_OP_lit(ilog2(cie->ws)), 0x24 /* shl */, 0x22 /* plus */
+		DW_OP_lit(ilog2(cie->ws)), 0x24 /* shl */, DW_OP_plus
 	};
 
 	if (b[EH_PLT_LIT] != DW_OP_lit(10) && b[EH_PLT_LIT] != DW_OP_lit(11))
@@ -146,23 +177,58 @@ static bool eh_expr_plt(const struct eh_cie *cie, const u8 *b, u8 *lit)
 }
 
 /*
+ * After breg(SP or FP) N, the index term of OpenSSL's Montgomery
+ * multiplication (perlasm's "%rsp+8,%r9,8,mul,plus"): breg(X) K; lit(S);
+ * mul; plus, an address of SP + N + (X + K) * S, X a general register.
+ * @op is the term's first opcode, read already. Folds K * S into @v->off.
+ * Return: whether the cursor held the term.
+ */
+static bool eh_expr_idx(const struct eh_cie *cie, u8 op,
+			struct unwind_cursor *cur, unsigned long end,
+			struct eh_expr_val *v)
+{
+	u8 reg = op - DW_OP_breg(0), scale;
+	s64 k, off;
+
+	if (op < DW_OP_breg(0) || reg >= eh_nr_gprs(cie) || cur->pos >= end)
+		return false;
+	k = eh_sleb(cur);
+	if (cur->pos + 3 > end)
+		return false;
+	op = eh_u(cur, 1);
+	if (op <= DW_OP_lit(0) || op > DW_OP_lit(31) ||
+	    eh_u(cur, 1) != DW_OP_mul || eh_u(cur, 1) != DW_OP_plus)
+		return false;
+	scale = op - DW_OP_lit(0);
+	if (k < S32_MIN || k > S32_MAX)
+		return false;
+	off = v->off + k * scale;
+	if (off < S32_MIN || off > S32_MAX)
+		return false;
+	v->off = off;
+	v->idx_reg = reg;
+	v->idx_scale = scale;
+	return true;
+}
+
+/*
  * Recognise the expression of @len bytes at the cursor, which moves past
- * it: breg's register and offset into *@reg and *@off, what plus_uconst
- * adds into *@add, the .plt's literal into *@lit. Nothing is evaluated; an
- * expression of any other form is skipped. The form with plus_uconst is
- * the one hand-written assembly (OpenSSL's perlasm, for one) gives a
- * function that realigns its stack after saving the stack pointer it was
- * entered with: the CFA is that word plus the return address's size.
+ * it, into *@v. Nothing is evaluated; an expression of any other form is
+ * skipped. The forms with plus_uconst are the ones hand-written assembly
+ * (OpenSSL's perlasm, for one) gives a function that realigns its stack
+ * after saving the stack pointer it was entered with, at SP + N or at an
+ * index from there: the CFA is that word plus the return address's size.
  */
 static enum eh_expr_form eh_expr(const struct eh_cie *cie,
-				 struct unwind_cursor *cur, u64 len, u8 *reg,
-				 s32 *off, s32 *add, u8 *lit)
+				 struct unwind_cursor *cur, u64 len,
+				 struct eh_expr_val *v)
 {
 	enum eh_expr_form form = EH_EXPR_OTHER;
 	unsigned long start = cur->pos, end;
 	const u8 *b;
 	u8 op;
 
+	memset(v, 0, sizeof(*v));
 	if (cur->err || len > cur->end - cur->pos) {
 		cur->err = cur->err ?: -EINVAL;
 		return form;
@@ -170,12 +236,17 @@ static enum eh_expr_form eh_expr(const struct eh_cie *cie,
 	end = start + len;
 	op = len ? eh_u(cur, 1) : 0;
 	if (op == DW_OP_breg(cie->reg_sp) || op == DW_OP_breg(cie->reg_fp)) {
-		*reg = op - DW_OP_breg(0);
-		*off = eh_sleb(cur);
-		if (cur->pos == end)
+		v->reg = op - DW_OP_breg(0);
+		v->off = eh_sleb(cur);
+		if (cur->pos == end) {
 			form = EH_EXPR_BREG;
-		else if (cur->pos < end && eh_u(cur, 1) == DW_OP_deref)
-			form = EH_EXPR_BREG_DEREF;
+		} else if (cur->pos < end) {
+			op = eh_u(cur, 1);
+			if (op == DW_OP_deref ||
+			    (eh_expr_idx(cie, op, cur, end, v) &&
+			     cur->pos < end && eh_u(cur, 1) == DW_OP_deref))
+				form = EH_EXPR_BREG_DEREF;
+		}
 		if (form == EH_EXPR_BREG_DEREF && cur->pos < end) {
 			u64 m = 0;
 
@@ -183,15 +254,18 @@ static enum eh_expr_form eh_expr(const struct eh_cie *cie,
 			if (eh_u(cur, 1) == DW_OP_plus_uconst)
 				m = eh_uleb(cur);
 			if (cur->pos == end && m && m <= EH_EXPR_MAX_ADD) {
-				*add = m;
+				v->add = m;
 				form = EH_EXPR_BREG_DEREF_ADD;
 			}
 		}
+		/* The index form is followed with its addend only. */
+		if (v->idx_scale && form != EH_EXPR_BREG_DEREF_ADD)
+			form = EH_EXPR_OTHER;
 	}
 	if (form == EH_EXPR_OTHER && len == EH_PLT_LEN) {
 		cur->pos = start;
 		b = unwind_cursor_take(cur, len);
-		if (b && eh_expr_plt(cie, b, lit))
+		if (b && eh_expr_plt(cie, b, &v->lit))
 			form = EH_EXPR_PLT;
 	}
 	cur->pos = end;
@@ -202,19 +276,21 @@ static void eh_def_cfa_expr(struct eh_exec *x, struct unwind_cursor *cur)
 {
 	struct eh_row *row = &x->row;
 	u64 len = eh_uleb(cur);
-	s32 off = 0, add = 0;
-	u8 reg = 0;
+	struct eh_expr_val v;
 
-	switch (eh_expr(x->cie, cur, len, &reg, &off, &add, &row->plt_lit)) {
+	switch (eh_expr(x->cie, cur, len, &v)) {
 	case EH_EXPR_BREG_DEREF:
 	case EH_EXPR_BREG_DEREF_ADD:
 		row->cfa_kind = EH_CFA_DEREF;
-		row->cfa_reg = reg;
-		row->cfa_off = off;
-		row->cfa_add = add;
+		row->cfa_reg = v.reg;
+		row->cfa_off = v.off;
+		row->cfa_add = v.add;
+		row->idx_reg = v.idx_reg;
+		row->idx_scale = v.idx_scale;
 		break;
 	case EH_EXPR_PLT:
 		row->cfa_kind = EH_CFA_PLT;
+		row->plt_lit = v.lit;
 		break;
 	default:
 		row->cfa_kind = EH_CFA_UNSUP_EXPR;
@@ -228,18 +304,17 @@ static void eh_reg_expr(struct eh_exec *x, struct unwind_cursor *cur,
 {
 	struct eh_rule *rule = eh_reg(x->cie, &x->row, regno);
 	u64 len = eh_uleb(cur);
-	s32 off = 0, add;
-	u8 reg = 0, lit;
+	struct eh_expr_val v;
 
-	if (eh_expr(x->cie, cur, len, &reg, &off, &add, &lit) != EH_EXPR_BREG) {
+	if (eh_expr(x->cie, cur, len, &v) != EH_EXPR_BREG) {
 		if (rule)
 			rule->kind = EH_UNSUP_EXPR;
 		return;
 	}
 	if (!rule)
 		return;
-	rule->off = off;
-	rule->kind = reg == x->cie->reg_sp ? EH_AT_SP : EH_AT_FP;
+	rule->off = v.off;
+	rule->kind = v.reg == x->cie->reg_sp ? EH_AT_SP : EH_AT_FP;
 }
 
 static void eh_set_offset(struct eh_exec *x, u64 reg, s64 factored)
@@ -499,6 +574,11 @@ static int eh_row_frame(const struct eh_row *row, const struct eh_cie *cie,
 		} else if (row->cfa_reg == cie->reg_bx &&
 			   cie->reg_bx != U8_MAX) {
 			frame->use_bx = true;
+		} else if (row->cfa_reg < eh_nr_gprs(cie) &&
+			   row->cfa_reg != cie->reg_sp) {
+			/* Read from the interrupted frame's registers. */
+			frame->use_reg = true;
+			frame->reg = row->cfa_reg;
 		} else if (row->cfa_reg != cie->reg_sp) {
 			eh_stat_inc(EH_STAT_UNSUP_REG);
 			return -EOPNOTSUPP;
@@ -506,6 +586,10 @@ static int eh_row_frame(const struct eh_row *row, const struct eh_cie *cie,
 		frame->cfa_off = row->cfa_off;
 		frame->cfa_deref = row->cfa_kind == EH_CFA_DEREF;
 		frame->cfa_add = frame->cfa_deref ? row->cfa_add : 0;
+		if (frame->cfa_deref && row->idx_scale) {
+			frame->idx_reg = row->idx_reg;
+			frame->idx_scale = row->idx_scale;
+		}
 		break;
 	case EH_CFA_PLT:
 		frame->cfa_off = ((ip & 15) >= row->plt_lit ? 2 : 1) * cie->ws;
@@ -523,7 +607,7 @@ static int eh_row_frame(const struct eh_row *row, const struct eh_cie *cie,
 	 */
 	if (row->ra.kind == EH_AT_SP) {
 		if (!frame->cfa_deref || frame->use_fp || frame->use_bx ||
-		    frame->cfa_add) {
+		    frame->use_reg || frame->idx_scale || frame->cfa_add) {
 			eh_stat_inc(EH_STAT_UNSUP_EXPR);
 			return -EOPNOTSUPP;
 		}

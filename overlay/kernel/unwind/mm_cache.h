@@ -278,6 +278,8 @@ static __always_inline bool unwind_rule_read(struct unwind_mm_rule *r,
 	frame->sigframe = flags & UNWIND_RULE_SIGFRAME;
 	frame->use_bx = flags & UNWIND_RULE_USE_BX;
 	frame->bx_lost = flags & UNWIND_RULE_BX_LOST;
+	frame->use_reg = false;
+	frame->idx_scale = 0;
 	if (step)
 		*step = (flags & UNWIND_RULE_STEP_MASK) >> UNWIND_RULE_STEP_SHIFT;
 	/* Read it all before the check that no writer came by. */
@@ -374,6 +376,7 @@ enum sframe_stat {
 	SFRAME_STAT_NOFAULT_BUDGET_STOPS, /* ... in an interrupt: deferred */
 	SFRAME_STAT_NO_ROW_STOPS,	/* walks ended amid described code */
 	SFRAME_STAT_BX_LOST_STOPS,	/* ... at a CFA in a lost register */
+	SFRAME_STAT_SCRATCH_STOPS,	/* ... at one in a scratch register */
 	NR_SFRAME_STATS,
 };
 

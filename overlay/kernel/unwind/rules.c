@@ -81,7 +81,8 @@ static DEFINE_PER_CPU(unsigned int, unwind_rule_victim);
  * else the rule takes a slot never used, else the slot this CPU's turn
  * names, whose rule falls out: one slot written, not a set moved down.
  * Rules whose offsets do not fit a slot, or that add to a CFA read from
- * the stack (rare: hand-written assembly), are not remembered.
+ * the stack or read a scratch register (rare: hand-written assembly), are
+ * not remembered.
  *
  * Context: any but NMI; takes no lock.
  */
@@ -100,7 +101,8 @@ void unwind_rule_put(struct sframe_mm *c, unsigned long ip,
 	if (frame->cfa_off != (s16)frame->cfa_off ||
 	    frame->bx_off != (s16)frame->bx_off ||
 	    frame->ra_off != (s16)frame->ra_off ||
-	    frame->fp_off != (s16)frame->fp_off || frame->cfa_add)
+	    frame->fp_off != (s16)frame->fp_off || frame->cfa_add ||
+	    frame->use_reg || frame->idx_scale)
 		return;
 	if (start > ip || end <= ip) {
 		start = ip;

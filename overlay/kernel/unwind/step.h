@@ -8,6 +8,7 @@
 #ifndef _KERNEL_UNWIND_STEP_H
 #define _KERNEL_UNWIND_STEP_H
 
+#include <linux/sched/task_stack.h>
 #include <linux/uaccess.h>
 #include <linux/unwind_user.h>
 
@@ -45,6 +46,8 @@ static __always_inline void unwind_user_fp_rule(struct unwind_user_frame *frame,
 	frame->use_bx = false;
 	frame->bx_off = 0;
 	frame->bx_lost = false;
+	frame->use_reg = false;
+	frame->idx_scale = 0;
 	frame->type = UNWIND_USER_TYPE_FP;
 	arch_unwind_user_fp_frame(frame, at, ws);
 }
@@ -81,7 +84,29 @@ static __always_inline int unwind_user_take(struct unwind_user_state *state,
 	}
 	state->sp = cfa;
 	state->fp = fp;
+	/* The caller's scratch registers are not saved anywhere. */
+	state->regs_live = false;
 	return 0;
+}
+
+/*
+ * General register @regno of the interrupted frame into *@val, for a rule
+ * that keeps its CFA there (a scratch register, which no frame saves). In
+ * any other frame, or where the saved registers no longer hold that
+ * frame's state, the walk ends here, counted, rather than guess.
+ */
+static __always_inline int unwind_user_reg(struct unwind_user_state *state,
+					   u8 regno, unsigned int ws,
+					   unsigned long *val)
+{
+	if (state->regs_live &&
+	    arch_unwind_user_reg(task_pt_regs(current), regno, ws, val))
+		return 0;
+#ifdef CONFIG_UNWIND_USER_SFRAME
+	sframe_stat_add(SFRAME_STAT_SCRATCH_STOPS, 1);
+#endif
+	unwind_user_stop(state, UNWIND_USER_END);
+	return -ENOENT;
 }
 
 /*
@@ -140,7 +165,7 @@ static __always_inline int __unwind_user_apply(struct unwind_user_state *state,
 					       const bool insec)
 {
 	bool fp_saved = frame->fp_off || frame->fp_in_frame;
-	unsigned long base, cfa, ra_addr, fp_addr = 0, fp = state->fp;
+	unsigned long base, idx = 0, cfa, ra_addr, fp_addr = 0, fp = state->fp;
 	unsigned long words[2];
 	unsigned int ws = insec ? sizeof(long) : state->ws;
 	int ret;
@@ -167,6 +192,10 @@ static __always_inline int __unwind_user_apply(struct unwind_user_state *state,
 				goto fail;
 			base = words[0];
 		}
+	} else if (frame->use_reg) {
+		ret = unwind_user_reg(state, frame->reg, ws, &base);
+		if (ret)
+			return ret;
 	} else if (frame->use_fp) {
 		/* The outermost frame clears the frame pointer. */
 		if (!state->fp) {
@@ -191,7 +220,13 @@ static __always_inline int __unwind_user_apply(struct unwind_user_state *state,
 		return -EINVAL;
 	}
 
-	cfa = base + frame->cfa_off;
+	if (frame->idx_scale) {
+		ret = unwind_user_reg(state, frame->idx_reg, ws, &idx);
+		if (ret)
+			return ret;
+	}
+
+	cfa = base + frame->cfa_off + idx * frame->idx_scale;
 	/* A realigned frame keeps the CFA in a stack slot. */
 	if (frame->cfa_deref) {
 		ret = unwind_user_get(cfa, ws, 1, words, insec);
@@ -351,7 +386,7 @@ unwind_user_step_of(const struct unwind_user_frame *frame)
 	const int w = sizeof(long);
 
 	if (frame->cfa_deref || frame->fp_in_frame || frame->sigframe ||
-	    frame->use_bx || frame->ra_off != -w)
+	    frame->use_bx || frame->use_reg || frame->ra_off != -w)
 		return UNWIND_USER_STEP_RULE;
 	if (frame->use_fp)
 		return frame->cfa_off == 2 * w && frame->fp_off == -2 * w ?

@@ -62,6 +62,7 @@ static const char * const sframe_stat_names[NR_SFRAME_STATS] = {
 	[SFRAME_STAT_NOFAULT_BUDGET_STOPS] = "stop_budget_nofault",
 	[SFRAME_STAT_NO_ROW_STOPS]	= "stop_no_row",
 	[SFRAME_STAT_BX_LOST_STOPS]	= "stop_base_register_lost",
+	[SFRAME_STAT_SCRATCH_STOPS]	= "stop_scratch_register",
 };
 
 DEFINE_PER_CPU(struct sframe_stats, sframe_stats);

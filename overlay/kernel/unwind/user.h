@@ -81,6 +81,7 @@ __unwind_user_start(struct unwind_user_state *state,
 		state->fp = 0;
 		state->ws = 0;
 		state->topmost = false;
+		state->regs_live = false;
 		unwind_user_stop(state, UNWIND_USER_BAD_FRAME);
 		return -EINVAL;
 	}
@@ -100,6 +101,15 @@ __unwind_user_start(struct unwind_user_state *state,
 	}
 	state->bx_at = 0;
 	state->topmost = true;
+	/*
+	 * A rule may read any register of the interrupted frame: from the
+	 * saved user registers, when they still hold the state the walk
+	 * starts from (a signal frame or a restarted system call since the
+	 * request moved the IP or the stack pointer).
+	 */
+	state->regs_live = !from || (user_mode(regs) &&
+				     from->ip == instruction_pointer(regs) &&
+				     from->sp == user_stack_pointer(regs));
 
 	if (IS_ENABLED(CONFIG_HAVE_UNWIND_USER_FP))
 		state->available_types |= UNWIND_USER_TYPE_FP;

@@ -119,6 +119,7 @@ static struct sframe_mm fuzz_cache, fuzz_ref_cache;
 static struct mm_struct fuzz_mm;
 static struct task_struct fuzz_task = { .mm = &fuzz_mm };
 struct task_struct *fuzz_current = &fuzz_task;
+struct pt_regs fuzz_regs;
 DEFINE_PER_CPU(struct sframe_stats, sframe_stats);
 
 /* tables.c's, for the one file the harness maps: every IP is in it. */
@@ -172,6 +173,14 @@ static void check_frame(const struct unwind_user_frame *f)
 		fuzz_bug("a CFA from the base register and from another one");
 	if (f->bx_off && f->bx_lost)
 		fuzz_bug("the base register saved at %d, and lost", f->bx_off);
+	if (f->use_reg && (f->use_fp || f->use_bx || f->sigframe ||
+			   f->reg >= 16))
+		fuzz_bug("a CFA from general register %u and from another one",
+			 f->reg);
+	if (f->idx_scale && (!f->cfa_deref || !f->cfa_add || f->use_reg ||
+			     f->idx_reg >= 16 || f->idx_scale > 31))
+		fuzz_bug("an index %u * %u outside the one form that has it",
+			 f->idx_reg, f->idx_scale);
 }
 
 /* A rule the call has not written: filled with this before each call. */
@@ -192,6 +201,7 @@ static bool written(const struct unwind_user_frame *f)
 		offsetof(struct unwind_user_frame, sigframe),
 		offsetof(struct unwind_user_frame, use_bx),
 		offsetof(struct unwind_user_frame, bx_lost),
+		offsetof(struct unwind_user_frame, use_reg),
 	};
 	const u8 *b = (const u8 *)f;
 	unsigned int i;
@@ -242,18 +252,22 @@ static bool same_frame(const struct unwind_user_frame *a,
 	       a->fp_in_frame == b->fp_in_frame &&
 	       a->sigframe == b->sigframe && a->type == b->type &&
 	       a->use_bx == b->use_bx && a->bx_off == b->bx_off &&
-	       a->bx_lost == b->bx_lost;
+	       a->bx_lost == b->bx_lost && a->use_reg == b->use_reg &&
+	       (!a->use_reg || a->reg == b->reg) &&
+	       a->idx_scale == b->idx_scale &&
+	       (!a->idx_scale || a->idx_reg == b->idx_reg);
 }
 
 /* A rule, for a report. */
 static const char *rule_str(char *buf, size_t len,
 			    const struct unwind_user_frame *f)
 {
-	snprintf(buf, len, "cfa %d ra %d fp %d fp-based %d deref %d (+%d) fp-in-frame %d signal %d bx %d bx-based %d bx-lost %d type %u",
+	snprintf(buf, len, "cfa %d ra %d fp %d fp-based %d deref %d (+%d) fp-in-frame %d signal %d bx %d bx-based %d bx-lost %d reg-based %d (%u) index %u * %u type %u",
 		 f->cfa_off, f->ra_off, f->fp_off, f->use_fp, f->cfa_deref,
 		 f->cfa_add,
 		 f->fp_in_frame, f->sigframe, f->bx_off, f->use_bx,
-		 f->bx_lost, f->type);
+		 f->bx_lost, f->use_reg, f->reg, f->idx_reg, f->idx_scale,
+		 f->type);
 	return buf;
 }
 
@@ -262,7 +276,7 @@ static void check_same(const char *how, int ret,
 		       const struct unwind_user_frame *f, int ref,
 		       const struct unwind_user_frame *rf)
 {
-	char a[128], b[128];
+	char a[200], b[200];
 
 	if (ret == -E2BIG || racing)
 		return;

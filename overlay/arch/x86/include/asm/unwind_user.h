@@ -233,6 +233,63 @@ static inline unsigned long arch_unwind_user_bx(struct pt_regs *regs)
 	return regs->bx;
 }
 
+/*
+ * The general registers, DWARF 0 to 15 (%rax, %rdx, %rcx, %rbx, %rsi,
+ * %rdi, %rbp, %rsp, %r8 to %r15), and 0 to 7 of i386 code (%eax, %ecx,
+ * %edx, %ebx, %esp, %ebp, %esi, %edi): an .eh_frame rule may keep the
+ * interrupted frame's CFA in any of them.
+ */
+#define ARCH_EH_FRAME_GPRS		16
+#define ARCH_EH_FRAME_GPRS32		8
+
+/*
+ * The value of general register @regno (DWARF numbering of @ws-byte code)
+ * in the user registers @regs into *@val; false for a number that is not
+ * one. Where @regs were saved at a system call, %rax (%eax) holds its
+ * result and %rcx and %r11 what the syscall instruction left: what the
+ * code sees after it, which is where the interrupted IP is.
+ */
+#define arch_unwind_user_reg arch_unwind_user_reg
+static __always_inline bool arch_unwind_user_reg(const struct pt_regs *regs,
+						 unsigned int regno,
+						 unsigned int ws,
+						 unsigned long *val)
+{
+#define ARCH_UNWIND_USER_REG(r)	offsetof(struct pt_regs, r)
+	static const u8 regs64[] = {
+		ARCH_UNWIND_USER_REG(ax), ARCH_UNWIND_USER_REG(dx),
+		ARCH_UNWIND_USER_REG(cx), ARCH_UNWIND_USER_REG(bx),
+		ARCH_UNWIND_USER_REG(si), ARCH_UNWIND_USER_REG(di),
+		ARCH_UNWIND_USER_REG(bp), ARCH_UNWIND_USER_REG(sp),
+#ifdef CONFIG_X86_64
+		ARCH_UNWIND_USER_REG(r8), ARCH_UNWIND_USER_REG(r9),
+		ARCH_UNWIND_USER_REG(r10), ARCH_UNWIND_USER_REG(r11),
+		ARCH_UNWIND_USER_REG(r12), ARCH_UNWIND_USER_REG(r13),
+		ARCH_UNWIND_USER_REG(r14), ARCH_UNWIND_USER_REG(r15),
+#endif
+	};
+	static const u8 regs32[] = {
+		ARCH_UNWIND_USER_REG(ax), ARCH_UNWIND_USER_REG(cx),
+		ARCH_UNWIND_USER_REG(dx), ARCH_UNWIND_USER_REG(bx),
+		ARCH_UNWIND_USER_REG(sp), ARCH_UNWIND_USER_REG(bp),
+		ARCH_UNWIND_USER_REG(si), ARCH_UNWIND_USER_REG(di),
+	};
+#undef ARCH_UNWIND_USER_REG
+	const void *base = regs;
+
+	/* Bounded here, so that no sanitizer's check is left to call. */
+	if (ws == 4) {
+		if (regno >= ARRAY_SIZE(regs32))
+			return false;
+		*val = *(const u32 *)(base + regs32[regno]);
+		return true;
+	}
+	if (regno >= ARRAY_SIZE(regs64))
+		return false;
+	*val = *(const unsigned long *)(base + regs64[regno]);
+	return true;
+}
+
 /* Where @mm's vDSO image is mapped: its tables are read there. */
 #define arch_unwind_user_vdso(mm)	((unsigned long)(mm)->context.vdso)
 

@@ -912,6 +912,8 @@ TEST_F(signal, handler_stack_reaches_the_interrupted_chain)
 	EXPECT_LT(crossed, counter("eh_frame_signal_frames"));
 }
 
+#include "eh_frame_scratch.h"
+
 /* The damaged copies are made by an ELF64 parser. */
 #ifdef __x86_64__
 #include "eh_frame_hostile.h"

@@ -37,6 +37,14 @@ struct chain {
 	long ret;
 	unsigned long ras[MAX_DEPTH];	/* return address of each level */
 	unsigned long leaf_ra;		/* return address of the leaf */
+	/*
+	 * When set, the leaf makes its system call in this assembly
+	 * function, which stores its own return address in *ra; the
+	 * interrupted IP is then @leaf_asm_ret, the address after the call.
+	 */
+	long (*leaf_asm)(long nr, long a0, long a1, long a2, unsigned long *ra);
+	unsigned long leaf_asm_ret;
+	unsigned long leaf_asm_ra;
 };
 
 #include "ctl.h"
@@ -70,6 +78,11 @@ static __attribute__((noipa)) long leaf(struct chain *c)
 	long ret;
 
 	c->leaf_ra = RA();
+	if (c->leaf_asm) {
+		c->ret = c->leaf_asm(c->nr, c->a0, c->a1, c->a2,
+				     &c->leaf_asm_ra);
+		return c->ret;
+	}
 #ifdef __x86_64__
 	asm volatile("movabs $0x5a5a5a5a5a5a5a58, %%rbp\n\t"
 		     "syscall\n"
@@ -172,10 +185,14 @@ static inline void chain_prepare(struct chain *c, int depth, long nr,
 				 long a0, long a1, long a2)
 {
 	sframe_step_t a = c->lib_a, b = c->lib_b;
+	long (*leaf_asm)(long, long, long, long, unsigned long *) = c->leaf_asm;
+	unsigned long leaf_asm_ret = c->leaf_asm_ret;
 
 	memset(c, 0, sizeof(*c));
 	c->lib_a = a;
 	c->lib_b = b;
+	c->leaf_asm = leaf_asm;
+	c->leaf_asm_ret = leaf_asm_ret;
 	c->depth = depth;
 	c->nr = nr;
 	c->a0 = a0;
@@ -196,7 +213,12 @@ static inline int chain_frames(const struct chain *c, unsigned long *want)
 {
 	int i, n = 0;
 
-	want[n++] = leaf_ret_addr();
+	if (c->leaf_asm) {
+		want[n++] = c->leaf_asm_ret;
+		want[n++] = c->leaf_asm_ra;
+	} else {
+		want[n++] = leaf_ret_addr();
+	}
 	want[n++] = c->leaf_ra;
 	for (i = c->depth - 1; i >= 0; i--)
 		want[n++] = c->ras[i];
@@ -217,7 +239,7 @@ static void check_frames(struct __test_metadata *_metadata,
 			 const struct chain *c, const struct cb *b, int n,
 			 bool exact)
 {
-	unsigned long want[MAX_DEPTH + 2];
+	unsigned long want[MAX_DEPTH + 3];
 	int i, all = chain_frames(c, want);
 
 	if (!n || n > all)

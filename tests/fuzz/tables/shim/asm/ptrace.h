@@ -6,8 +6,8 @@
 #include <linux/types.h>
 
 struct pt_regs {
-	unsigned long	bx;
-	unsigned long	cs;
+	unsigned long	r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
+	unsigned long	ax, cx, dx, si, di, ip, cs, flags, sp;
 };
 
 static inline bool user_64bit_mode(struct pt_regs *regs)
