@@ -276,17 +276,22 @@ static __always_inline bool arch_unwind_user_reg(const struct pt_regs *regs,
 	};
 #undef ARCH_UNWIND_USER_REG
 	const void *base = regs;
+	/*
+	 * Read through pointers, bounded here: an index of the arrays would
+	 * leave UBSAN a check to call, and the walk may run this in a user
+	 * access section.
+	 */
+	const u8 *off32 = regs32, *off64 = regs64;
 
-	/* Bounded here, so that no sanitizer's check is left to call. */
 	if (ws == 4) {
 		if (regno >= ARRAY_SIZE(regs32))
 			return false;
-		*val = *(const u32 *)(base + regs32[regno]);
+		*val = *(const u32 *)(base + off32[regno]);
 		return true;
 	}
 	if (regno >= ARRAY_SIZE(regs64))
 		return false;
-	*val = *(const unsigned long *)(base + regs64[regno]);
+	*val = *(const unsigned long *)(base + off64[regno]);
 	return true;
 }
 
