@@ -16,7 +16,8 @@
  *   (after its first walk made with faults: the warm-up), exactly the
  *   chain's frames, from a cpu-clock sample, a system call's tracepoint,
  *   a kprobe the test module fires from task, IRQ and NMI context, a
- *   uprobe, and through a signal handler;
+ *   uprobe, and through a signal handler; the same from the kprobe when
+ *   the leaf keeps its CFA in a scratch register (scratch_leaf.h);
  * - before that (a new process, a library just dlopen'd) a right prefix
  *   that ends at the first frame whose mapping or rule is not at hand, a
  *   warm-up asked for once and run on the return to user space;
@@ -785,6 +786,49 @@ TEST_F(walk, kprobe_in_task_irq_and_nmi_gets_the_chain)
 		}
 		check_chain(_metadata, e->b, r, &want, ctxs[i]);
 	}
+}
+
+/*
+ * The chain's leaf keeps its CFA in a scratch register (scratch_leaf.h):
+ * the helpers walk the interrupted frame's saved registers, and read it
+ * there, from task, IRQ and NMI context.
+ */
+TEST_F(walk, kprobe_follows_a_cfa_in_a_scratch_register)
+{
+	static const char * const leaves[] = { "scratch", "indexed" };
+	static const char * const ctxs[] = { "task", "irq", "nmi" };
+	long long stops = counter("stop_scratch_register");
+	struct env *e = &self->e;
+	const struct bpf_walk_record *r;
+	struct frames want;
+	unsigned int i, l;
+
+	if (access(CTL_PATH, F_OK))
+		SKIP(return, NO_MODULE);
+	if (strstr(variant->task, "sframe"))
+		SKIP(return, "SFrame has no rule for a CFA in a scratch register");
+	ASSERT_TRUE(bpf_attach(e->b, "on_hook"));
+	for (l = 0; l < ARRAY_SIZE(leaves); l++) {
+		task_send(&e->t, "leaf %s", leaves[l]);
+		ASSERT_STREQ("ok", e->t.reply);
+		/* The warm-up: the leaf's file is looked up with faults. */
+		ASSERT_TRUE(run_chain(_metadata, e, &want, "ctl bpf task"));
+		bpf_take(e->b);
+		for (i = 0; i < ARRAY_SIZE(ctxs); i++) {
+			task_send(&e->t, "run %d ctl bpf %s", LIB_DEPTH, ctxs[i]);
+			if (i == BPF_WALK_CTX_NMI &&
+			    strstr(e->t.reply, "not supported"))
+				break;
+			ASSERT_TRUE(parse_frames(e->t.reply, &want)) {
+				TH_LOG("'bpf %s': %s", ctxs[i], e->t.reply);
+			}
+			r = take_one(_metadata, e->b, BPF_WALK_KPROBE);
+			ASSERT_NE(NULL, r) TH_LOG("%s leaf, from %s", leaves[l],
+						  ctxs[i]);
+			check_chain(_metadata, e->b, r, &want, ctxs[i]);
+		}
+	}
+	EXPECT_EQ(stops, counter("stop_scratch_register"));
 }
 
 /* Attach @name, a uprobe program, to the chain's leaf in its process. */

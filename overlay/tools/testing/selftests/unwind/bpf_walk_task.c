@@ -27,6 +27,10 @@
  *                          chain, the handler and the interrupted chain
  *   exec DEPTH             execve() this program from the bottom of a
  *                          chain (no answer: the new image exits at once)
+ *   leaf KIND              the chains' leaves from now on: "c" (the
+ *                          chain's own), "scratch" or "indexed" (the
+ *                          assembly leaves of scratch_leaf.h, their CFA
+ *                          in a scratch register)
  * End of input ends it.
  */
 #define _GNU_SOURCE
@@ -35,6 +39,7 @@
 #include "table_chain.h"
 #include "chain_signal.h"
 #include "perf_helpers.h"
+#include "scratch_leaf.h"
 
 #define READ_SIZE	(16 << 20)
 
@@ -131,6 +136,24 @@ static void signal_chain(int outer, int depth)
 	answer_frames(head, n, &chain);
 }
 
+/* leaf KIND: the leaf the chains end in from now on. */
+static void set_leaf(const char *kind)
+{
+	if (!strcmp(kind, "c")) {
+		chain.leaf_asm = NULL;
+	} else if (!strcmp(kind, "scratch")) {
+		chain.leaf_asm = scratch_cfa_leaf;
+		chain.leaf_asm_ret = (unsigned long)scratch_cfa_ret;
+	} else if (!strcmp(kind, "indexed")) {
+		chain.leaf_asm = scratch_idx_leaf;
+		chain.leaf_asm_ret = (unsigned long)scratch_idx_ret;
+	} else {
+		printf("error leaf %s\n", kind);
+		return;
+	}
+	printf("ok\n");
+}
+
 static void exec_self(int depth)
 {
 	static char *const argv[] = { "bpf_walk_task", "--exit", NULL };
@@ -183,6 +206,8 @@ int main(int argc, char **argv)
 			signal_chain(a, b);
 		} else if (sscanf(line, "exec %d", &a) == 1) {
 			exec_self(a);
+		} else if (sscanf(line, "leaf %15s", word) == 1) {
+			set_leaf(word);
 		} else {
 			printf("error command '%s'\n", line);
 		}
