@@ -62,6 +62,26 @@ static u8 unwind_rule_flags(const struct unwind_user_frame *frame)
 	       unwind_user_step_of(frame) << UNWIND_RULE_STEP_SHIFT;
 }
 
+/*
+ * The way of @set a rule of @ip takes without evicting another: the one
+ * holding @ip's rule already, else one never used; else none
+ * (UNWIND_MM_RULE_WAYS).
+ */
+static unsigned int unwind_rule_way(struct unwind_mm_rule *set,
+				    unsigned long ip, u64 tag)
+{
+	unsigned int w, free = UNWIND_MM_RULE_WAYS;
+
+	for (w = 0; w < UNWIND_MM_RULE_WAYS; w++) {
+		if (unwind_rule_covers(&set[w], ip) &&
+		    READ_ONCE(set[w].tag) == tag)
+			return w;
+		if (!READ_ONCE(set[w].len) && free == UNWIND_MM_RULE_WAYS)
+			free = w;
+	}
+	return free;
+}
+
 /* Which way of a full set the next new rule takes, per CPU: in turn. */
 static DEFINE_PER_CPU(unsigned int, unwind_rule_victim);
 
@@ -78,8 +98,11 @@ static DEFINE_PER_CPU(unsigned int, unwind_rule_victim);
  * of the smallest of @ip's blocks that holds that part (struct
  * unwind_mm_rule): the next IP of a loop, or a return address near this
  * one, hits. A slot of the set holding @ip already is rewritten in place;
- * else the rule takes a slot never used, else the slot this CPU's turn
- * names, whose rule falls out: one slot written, not a set moved down.
+ * else the rule takes a slot never used. Where that set has none (its
+ * block's neighbours fill it), the part in @ip's 64-byte block goes to
+ * that block's set in the same way; else it takes the slot this CPU's
+ * turn names there, whose rule falls out: one slot written, not a set
+ * moved down.
  * Rules whose offsets do not fit a slot, or that add to a CFA read from
  * the stack or read a scratch register (rare: hand-written assembly), are
  * not remembered.
@@ -117,14 +140,18 @@ void unwind_rule_put(struct sframe_mm *c, unsigned long ip,
 			break;
 	}
 	set = unwind_rule_set(c, ip, level);
-	for (w = 0; w < UNWIND_MM_RULE_WAYS; w++) {
-		if (unwind_rule_covers(&set[w], ip) &&
-		    READ_ONCE(set[w].tag) == tag) {
-			victim = w;
-			break;
-		}
-		if (!READ_ONCE(set[w].len) && victim == UNWIND_MM_RULE_WAYS)
-			victim = w;
+	victim = unwind_rule_way(set, ip, tag);
+	/*
+	 * Neighbouring functions share the sets of the wider blocks: rather
+	 * than evict one of theirs (a walk may need them all), remember the
+	 * part in @ip's smallest block, whose set is another.
+	 */
+	if (victim == UNWIND_MM_RULE_WAYS && level) {
+		block = ip & ~(BIT(unwind_rule_shift(0)) - 1);
+		start = max(start, block);
+		end = min(end, block + BIT(unwind_rule_shift(0)));
+		set = unwind_rule_set(c, ip, 0);
+		victim = unwind_rule_way(set, ip, tag);
 	}
 	if (victim == UNWIND_MM_RULE_WAYS)
 		victim = this_cpu_inc_return(unwind_rule_victim) %
