@@ -22,7 +22,8 @@
  *
  * FUZZ_TABLES_STATS=1 in the environment prints, at exit, how often each
  * function returned what. FUZZ_TABLES_TRACE=1 prints every result, for
- * the triage of a reproducer.
+ * the triage of a reproducer. FUZZ_TABLES_RULE_SETS=1 runs a fixed check
+ * of the rule cache's placement instead (rule_sets_check()).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -628,8 +629,45 @@ static bool on(const char *name)
 	return v && *v && strcmp(v, "0");
 }
 
+/*
+ * FUZZ_TABLES_RULE_SETS=1: the rule cache keeps the rules of call sites
+ * side by side, each row wider than 64 bytes, eight in one 1 KiB block
+ * (a chain of neighbouring functions): all eight are found after they
+ * were put, none evicted by its neighbours. Exits with the result.
+ */
+static int rule_sets_check(void)
+{
+	const unsigned long block = 0x400000;
+	struct unwind_user_frame f = {
+		.cfa_off = 16, .ra_off = -8, .type = UNWIND_USER_TYPE_EH_FRAME,
+	};
+	u64 tag = unwind_rule_tag(1, 7, sizeof(long));
+	unsigned int i, found = 0;
+	u8 step;
+
+	memset(&fuzz_cache, 0, sizeof(fuzz_cache));
+	for (i = 0; i < 8; i++) {
+		unsigned long ip = block + 0x80 * i + 0x30;
+		struct unwind_row_span span = { ip - 0x20, ip + 0x30 };
+
+		unwind_rule_put(&fuzz_cache, ip, &span, tag, &f);
+	}
+	for (i = 0; i < 8; i++) {
+		unsigned long ip = block + 0x80 * i + 0x30;
+
+		if (unwind_rule_get(&fuzz_cache, ip, tag, &f, &step))
+			found++;
+		else
+			printf("rule of %#lx not found\n", ip);
+	}
+	printf("%u of 8 neighbouring rules found\n", found);
+	return found == 8 ? 0 : 1;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	if (on("FUZZ_TABLES_RULE_SETS"))
+		exit(rule_sets_check());
 	if (on("FUZZ_TABLES_STATS"))
 		atexit(print_stats);
 	trace = on("FUZZ_TABLES_TRACE");
