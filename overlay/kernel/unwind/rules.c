@@ -98,11 +98,10 @@ static DEFINE_PER_CPU(unsigned int, unwind_rule_victim);
  * of the smallest of @ip's blocks that holds that part (struct
  * unwind_mm_rule): the next IP of a loop, or a return address near this
  * one, hits. A slot of the set holding @ip already is rewritten in place;
- * else the rule takes a slot never used. Where that set has none (its
- * block's neighbours fill it), the part in @ip's 64-byte block goes to
- * that block's set in the same way; else it takes the slot this CPU's
- * turn names there, whose rule falls out: one slot written, not a set
- * moved down.
+ * else the rule takes a slot never used: in that set, else (its block's
+ * neighbours fill it) the part in @ip's 64-byte block in that block's
+ * set. Else it takes the slot this CPU's turn names in the first set,
+ * whose rule falls out: one slot written, not a set moved down.
  * Rules whose offsets do not fit a slot, or that add to a CFA read from
  * the stack or read a scratch register (rare: hand-written assembly), are
  * not remembered.
@@ -116,7 +115,7 @@ void unwind_rule_put(struct sframe_mm *c, unsigned long ip,
 	unsigned long widest = ip & ~(UNWIND_RULE_WIDEST - 1), block;
 	unsigned long start = span->start, end = span->end;
 	unsigned int w, level, victim = UNWIND_MM_RULE_WAYS;
-	struct unwind_mm_rule *set;
+	struct unwind_mm_rule *set, *small;
 
 	BUILD_BUG_ON(UNWIND_RULE_WIDEST > U16_MAX);
 	BUILD_BUG_ON(UNWIND_RULE_STEP_MASK &
@@ -143,15 +142,20 @@ void unwind_rule_put(struct sframe_mm *c, unsigned long ip,
 	victim = unwind_rule_way(set, ip, tag);
 	/*
 	 * Neighbouring functions share the sets of the wider blocks: rather
-	 * than evict one of theirs (a walk may need them all), remember the
-	 * part in @ip's smallest block, whose set is another.
+	 * than evict one of theirs (a walk may need them all) while the set
+	 * of @ip's smallest block has a slot never used, remember the part
+	 * in that block there.
 	 */
 	if (victim == UNWIND_MM_RULE_WAYS && level) {
-		block = ip & ~(BIT(unwind_rule_shift(0)) - 1);
-		start = max(start, block);
-		end = min(end, block + BIT(unwind_rule_shift(0)));
-		set = unwind_rule_set(c, ip, 0);
-		victim = unwind_rule_way(set, ip, tag);
+		small = unwind_rule_set(c, ip, 0);
+		w = unwind_rule_way(small, ip, tag);
+		if (w != UNWIND_MM_RULE_WAYS) {
+			block = ip & ~(BIT(unwind_rule_shift(0)) - 1);
+			start = max(start, block);
+			end = min(end, block + BIT(unwind_rule_shift(0)));
+			set = small;
+			victim = w;
+		}
 	}
 	if (victim == UNWIND_MM_RULE_WAYS)
 		victim = this_cpu_inc_return(unwind_rule_victim) %
