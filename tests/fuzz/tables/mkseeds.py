@@ -27,6 +27,7 @@ MAX_IPS = 16
 MAX_WHOLE = 48 << 10        # bytes of tables kept whole
 WINDOW = 8                  # functions per window
 WINDOWS = 6                 # windows per file
+ODD_WINDOWS = 3             # more, at FDEs of odd CFA rules
 PAD = 256                   # bytes of the segment mapped past the tables
 PT_LOAD, PF_X = 1, 1
 SF_HDR = struct.Struct("<HBBBbbBIIIII")    # SFrame v3, 28 bytes
@@ -236,6 +237,31 @@ class EhFrame:
         return hdr + bytes(ehf), ips, hdr_len
 
 
+def odd_cfa_fdes(eh):
+    """Indexes of the FDEs with DW_CFA_def_cfa_expression, or with
+    DW_CFA_def_cfa_register to a register other than SP and FP (byte
+    matches in their instructions: a guess, good enough for seeds), those
+    with an indexed expression first."""
+    sp, fp = (7, 6) if eh.ws == 8 else (4, 5)
+    ranked = []
+    for k in range(len(eh.table)):
+        try:
+            b = eh.fde(k)[1]
+        except (ValueError, KeyError, IndexError, struct.error):
+            continue
+        insns = b[16:]
+        regs = [insns[i + 1] for i in range(len(insns) - 1)
+                if insns[i] == 0x0d]
+        # The indexed form first (mul; plus; deref), then the others.
+        if b"\x1e\x22\x06" in insns:
+            ranked.append((0, k))
+        elif 0x0f in insns:
+            ranked.append((1, k))
+        elif any(r not in (sp, fp) for r in regs):
+            ranked.append((2, k))
+    return [k for _, k in sorted(ranked)]
+
+
 def eh_seeds(elf, mode):
     """Seeds of a file's .eh_frame: whole, and in windows."""
     eh = EhFrame(elf)
@@ -257,8 +283,16 @@ def eh_seeds(elf, mode):
                         eh=(eh.hdr_addr - lo, len(eh.hdr), seg[0] - lo,
                             seg[1] - lo)))
     nwin = min(WINDOWS, (len(eh.table) + WINDOW - 1) // WINDOW)
-    for w in range(nwin):
-        first = w * (len(eh.table) - WINDOW) // max(1, nwin - 1)
+    firsts = [w * (len(eh.table) - WINDOW) // max(1, nwin - 1)
+              for w in range(nwin)]
+    # And windows at FDEs whose CFA is an expression or another register
+    # (hand-written assembly: OpenSSL's), which even windows rarely meet.
+    for k in odd_cfa_fdes(eh):
+        if len(firsts) >= nwin + ODD_WINDOWS:
+            break
+        if all(abs(k - f) >= WINDOW for f in firsts):
+            firsts.append(k)
+    for w, first in enumerate(firsts):
         try:
             p, ips, hdr_len = eh.window(max(0, first), WINDOW)
         except (ValueError, KeyError, IndexError, struct.error):
