@@ -33,7 +33,7 @@ cat >"$doc" <<'EOT'
 Text after the block.
 EOT
 
-tap_plan 8
+tap_plan 9
 
 tap_ok "record keeps the rows and says where they come from" bash -c '
 	"$0" record cost --from "$1/run/results.tsv" --command "harness/bench cost" >/dev/null &&
@@ -67,5 +67,10 @@ tap_ok "a block without its figures file fails" expect_fail "no figures gone" "$
 
 printf '<!-- figures cost benches=cost cols=classic,trace -->\n<!-- end figures -->\n' >"$tmp/mode.md"
 tap_ok "a column no row has fails" expect_fail "no row has the mode trace" "$figures" check "$tmp/mode.md"
+
+tap_ok "table renders any rows as bench's results.md: nothing for no row, a column no row has empty" bash -c '
+	[ -z "$("$0" table "$1" benches=lookup cols=fp)" ] &&
+	"$0" table "$1" benches=walk cols=fp,sframe | grep -qx "| walk | 8 | ns_per_frame | 30 |  |"' \
+	"$figures" "$tmp/run/results.tsv"
 
 tap_done
