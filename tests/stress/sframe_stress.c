@@ -116,6 +116,7 @@ struct walker_stats {
 	unsigned long long records, complete, frames, drap_ends, wrong;
 	bool failed;
 	char why[256];
+	char first_wrong[2048];	/* the first wrong record, frame by frame */
 };
 
 struct vma_stats {
@@ -368,6 +369,57 @@ static int chain_frames(const struct walker *w, unsigned long *want)
 	return n;
 }
 
+/* "ip" and, where dladdr() knows it, "(symbol+offset)" at @p. */
+static int frame_name(char *p, size_t len, unsigned long ip)
+{
+	Dl_info info;
+
+	if (dladdr((void *)ip, &info) && info.dli_sname)
+		return snprintf(p, len, " %lx(%s+%#lx)", ip, info.dli_sname,
+				ip - (unsigned long)info.dli_saddr);
+	return snprintf(p, len, " %lx", ip);
+}
+
+/*
+ * Keep the walker's first wrong record, named frame by frame, with the
+ * frames the thread had: the controller prints it again next to the
+ * verdict, where a log's tail still shows it.
+ */
+static void keep_first_wrong(struct walker *w, const char *why,
+			     const unsigned long *ips, unsigned long nr,
+			     const unsigned long *want, int n)
+{
+	char *p = w->st->first_wrong;
+	size_t left = sizeof(w->st->first_wrong);
+	int i, k;
+
+#define PUT(...)						\
+	do {							\
+		k = snprintf(p, left, __VA_ARGS__);		\
+		if (k < 0 || (size_t)k >= left)			\
+			return;					\
+		p += k;						\
+		left -= k;					\
+	} while (0)
+
+	if (*p)
+		return;
+	PUT("# first wrong record of %s, chain %llu (depth %d): %s\n# record:",
+	    w->name, w->st->chains, w->c.depth, why);
+	for (i = 0; i < (int)nr && i < MAX_DEPTH + 8; i++) {
+		k = frame_name(p, left, ips[i]);
+		if (k < 0 || (size_t)k >= left)
+			return;
+		p += k;
+		left -= k;
+	}
+	PUT("\n# thread's frames after the first:");
+	for (i = 0; i < n; i++)
+		PUT(" %lx", want[i]);
+	PUT("\n");
+#undef PUT
+}
+
 static void chain_wrong(struct walker *w, const char *why,
 			const unsigned long *ips, unsigned long nr)
 {
@@ -376,6 +428,7 @@ static void chain_wrong(struct walker *w, const char *why,
 
 	w->st->wrong++;
 	fail(w, "a record has a wrong chain: %s", why);
+	keep_first_wrong(w, why, ips, nr, want, n);
 	if (w->shown++ >= SHOW_MAX)
 		return;
 	flockfile(stdout);	/* other walkers print too */
@@ -674,14 +727,18 @@ static void workload(struct wl_shared *wsh)
 enum {
 	SF_FRAMES, SF_FP_FRAMES, SF_PROBED, SF_SECTIONS, SF_REFUSED,
 	SF_BAD_SECTIONS, SF_HITS, SF_EVICTIONS, SF_MISSES, SF_BAD_ROWS,
-	SF_UNSUPPORTED, NR_SF
+	SF_UNSUPPORTED, SF_STOP_FAULT, SF_STOP_BAD_FRAME, SF_TRUNCATED,
+	SF_STOP_BUDGET, SF_STOP_BUDGET_NOFAULT, SF_STOP_NO_ROW,
+	SF_STOP_BX_LOST, SF_STOP_SCRATCH, NR_SF
 };
 
 static const char * const sf_names[NR_SF] = {
 	"sframe_frames", "sframe_fp_frames", "sframe_files_probed",
 	"sframe_sections", "sframe_refused_version", "sframe_bad_sections",
 	"sframe_cache_hits", "sframe_cache_evictions", "sframe_lookup_misses",
-	"sframe_bad_rows", "sframe_unsupported_rows",
+	"sframe_bad_rows", "sframe_unsupported_rows", "stop_fault",
+	"stop_bad_frame", "truncated", "stop_budget", "stop_budget_nofault",
+	"stop_no_row", "stop_base_register_lost", "stop_scratch_register",
 };
 
 static void bail(const char *what, const char *why)
@@ -795,6 +852,13 @@ static void report(const struct totals *t, const unsigned long long *sf)
 	       sf[SF_MISSES], sf[SF_UNSUPPORTED]);
 	printf("bad rows %llu, bad sections %llu, refused %llu\n",
 	       sf[SF_BAD_ROWS], sf[SF_BAD_SECTIONS], sf[SF_REFUSED]);
+	printf("# walks stopped: %llu at a fault, %llu at a bad frame, %llu truncated, ",
+	       sf[SF_STOP_FAULT], sf[SF_STOP_BAD_FRAME], sf[SF_TRUNCATED]);
+	printf("%llu by the budget (%llu no-fault), %llu with no row, ",
+	       sf[SF_STOP_BUDGET], sf[SF_STOP_BUDGET_NOFAULT],
+	       sf[SF_STOP_NO_ROW]);
+	printf("%llu base register lost, %llu in a scratch register\n",
+	       sf[SF_STOP_BX_LOST], sf[SF_STOP_SCRATCH]);
 }
 
 /* What the kernel's SFrame counters must say of the checked chains. */
@@ -875,6 +939,8 @@ int main(int argc, char **argv)
 	books = counters_check(&before, &after, buf + 128, sizeof(buf) - 128);
 	why = why ?: books ?: sframe_books(&t, sf);
 	if (why) {
+		for (i = 0; i < nr_walkers; i++)
+			fputs(out->w[i].first_wrong, stdout);
 		printf("# replay: sframe_stress -s %llu -t %d -T %d -p %llu\n",
 		       seed, seconds, nr_walkers, period_ns);
 		printf("not ok 1 sframe: %s\n", why);
