@@ -475,11 +475,16 @@ int unwind_tables_map(struct unwind_user_state *state, unsigned long ip,
  * @state: the walk
  * @m: a range of @state->maps with tables (@m->id not 0)
  *
- * Context: any; takes no lock.
+ * Reads the entry with no lock; where a writer is at it, a walk in task
+ * context waits for the writer's lock, which is held only briefly and
+ * never by an interrupt, and reads the entry under it. A walk in an
+ * interrupt may have stopped that writer on its own CPU: it gives up.
+ *
+ * Context: any; takes no lock in an interrupt (@state->nofault).
  *
  * Return: true with @state->tables those of @m's file; false when the
- * entry was replaced, or (in an interrupt, or after a few tries) is being
- * written: the walk looks the range up again, or ends in an interrupt.
+ * entry was replaced, or (in an interrupt) is being written: the walk
+ * looks the range up again, or ends in an interrupt.
  */
 bool unwind_tables_copy(struct unwind_user_state *state,
 			const struct unwind_user_map *m)
@@ -488,7 +493,7 @@ bool unwind_tables_copy(struct unwind_user_state *state,
 	struct sframe_mm *c = smp_load_acquire(&current->mm->sframe_cache);
 	struct unwind_user_tables *t = &state->tables;
 	const struct sframe_entry *e;
-	unsigned int s, tries;
+	unsigned int s;
 
 	if (state->tables_id == m->id)
 		goto out;
@@ -499,21 +504,28 @@ bool unwind_tables_copy(struct unwind_user_state *state,
 #ifdef CONFIG_UNWIND_USER_EH_FRAME
 	state->eh_memo.cie = 0;
 #endif
-	/* A writer holds the slot only briefly: task context may try again. */
-	for (tries = 0; ; tries++) {
-		s = raw_read_seqcount(&c->seq);
-		e = &c->entries[m->entry];
-		if (!(s & 1)) {
-			if (READ_ONCE(e->id) != m->id)
-				return false;
-			memcpy(t, &e->t, sizeof(*t));
-			if (!read_seqcount_retry(&c->seq, s))
-				break;
-		}
-		if (state->nofault || tries == 3)
+	e = &c->entries[m->entry];
+	s = raw_read_seqcount(&c->seq);
+	if (!(s & 1)) {
+		if (READ_ONCE(e->id) != m->id)
 			return false;
-		cpu_relax();
+		memcpy(t, &e->t, sizeof(*t));
+		if (!read_seqcount_retry(&c->seq, s))
+			goto copied;
 	}
+	if (state->nofault)
+		return false;
+	/*
+	 * Giving up would cut the walk short with nothing wrong in the stack
+	 * or the tables: where libraries come and go, other threads write
+	 * the table often.
+	 */
+	scoped_guard(raw_spinlock, &c->lock) {
+		if (e->id != m->id)
+			return false;
+		memcpy(t, &e->t, sizeof(*t));
+	}
+copied:
 	state->tables_id = m->id;
 out:
 	/* The mapping may have grown or shrunk since the file was read. */

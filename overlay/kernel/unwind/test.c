@@ -47,6 +47,11 @@
  *                                  is the context it runs in: 0 task,
  *                                  1 IRQ, 2 NMI
  *   sleep MS                       sleep MS milliseconds (at most 1000)
+ *   busy-table MS                  keep the writer's per-mm unwind table
+ *                                  busy from another CPU for MS
+ *                                  milliseconds (at most 1000), as threads
+ *                                  that map libraries do (test_table.c);
+ *                                  returns once the writer runs
  *   migrate CPU                    move the writer to CPU (it stays there)
  *   clear                          forget what was recorded
  *
@@ -84,6 +89,8 @@
 #ifdef CONFIG_X86_LOCAL_APIC
 #include <asm/apic.h>
 #endif
+
+#include "test.h"
 
 /* A self-NMI needs a local APIC and register_nmi_handler() (x86 with ACPI). */
 #if defined(CONFIG_X86_LOCAL_APIC) && defined(NMI_FLAG_FIRST)
@@ -728,6 +735,8 @@ static int test_command(char *cmd)
 		return test_bpf(argv[1]);
 	if (!strcmp(argv[0], "sleep"))
 		return test_sleep(argv[1]);
+	if (!strcmp(argv[0], "busy-table"))
+		return test_busy_table(argv[1]);
 	if (!strcmp(argv[0], "migrate"))
 		return test_migrate(argv[1]);
 	if (!strcmp(argv[0], "cancel")) {

@@ -43,6 +43,18 @@ FIXTURE_TEARDOWN(sframe)
 	ctl_close(self->fd, self->res, self->c, sizeof(*self->c));
 }
 
+/* The test's child @pid exited with 0: every check in it passed. */
+static void child_passed(struct __test_metadata *_metadata, pid_t pid)
+{
+	int status;
+
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) {
+		TH_LOG("the child failed at its check %d", WEXITSTATUS(status));
+	}
+}
+
 /* Every frame of the chain comes from the program's SFrame table. */
 TEST_F(sframe, chain_without_frame_pointers)
 {
@@ -65,7 +77,6 @@ TEST_F(sframe, chain_without_frame_pointers)
  */
 TEST_F(sframe, child_finds_its_own_tables_once)
 {
-	int status;
 	pid_t pid;
 
 	/* The parent's mm knows the program's file by now. */
@@ -106,9 +117,45 @@ TEST_F(sframe, child_finds_its_own_tables_once)
 		}
 		_exit(_metadata->exit_code ? 6 : 0);
 	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	child_passed(_metadata, pid);
+}
+
+/*
+ * Threads that map and probe libraries write the mm's table of them
+ * often. A walk that may fault waits for such a writer (another CPU
+ * holds the table briefly, again and again) and gives the whole chain,
+ * not one that ends where the writer was: a fresh child's first walk
+ * meets the writer when it reads the program's tables.
+ */
+TEST_F(sframe, walk_waits_for_a_busy_table)
+{
+	pid_t pid;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "the table's writer needs a second CPU");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		long long faults = counter("stop_fault");
+		const struct cb *b;
+		int ret = ctl(self->fd, "busy-table 200");
+
+		if (ret) {
+			TH_LOG("busy-table: %s", strerror(-ret));
+			_exit(1);
+		}
+		b = walk_once(_metadata, self->fd, self->res, self->c,
+			      variant->ctx, variant->depth);
+		if (!b)
+			_exit(2);
+		check_stack(_metadata, self->c, b);
+		if (counter("stop_fault") != faults) {
+			TH_LOG("a walk that may fault stopped at a fault");
+			_exit(3);
+		}
+		_exit(_metadata->exit_code ? 4 : 0);
+	}
+	child_passed(_metadata, pid);
 }
 
 FIXTURE(libs) {
