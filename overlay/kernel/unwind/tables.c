@@ -203,13 +203,18 @@ static void unwind_range_store(struct sframe_mm *c, unsigned int seq,
 /*
  * Add the entry for @key, evicting the least recently used one (and the
  * ranges that name it); store its range @r when the mappings are still
- * as of @seq. Return: its id.
+ * as of @seq. Where another walk of the mm read the same file meanwhile
+ * and added it first, its entry is the one: its id stays, for the walks
+ * that hold it already (a new id would send them to look it up again,
+ * and a third walk could do the same to them once more).
+ * Return: the kinds of tables the entry has (enum unwind_user_type bits).
  */
-static u64 sframe_cache_put(struct sframe_mm *c, const struct sframe_key *key,
-			    unsigned int found,
-			    const struct unwind_user_tables *t,
-			    bool seq_ok, unsigned int seq,
-			    struct unwind_mm_range *r)
+static unsigned int sframe_cache_put(struct sframe_mm *c,
+				     const struct sframe_key *key,
+				     unsigned int found,
+				     const struct unwind_user_tables *t,
+				     bool seq_ok, unsigned int seq,
+				     struct unwind_mm_range *r)
 {
 	struct sframe_entry *e;
 	unsigned int i, n, now;
@@ -218,33 +223,36 @@ static u64 sframe_cache_put(struct sframe_mm *c, const struct sframe_key *key,
 	raw_spin_lock(&c->lock);
 	write_seqcount_begin(&c->seq);
 	slot = sframe_cache_find(c, key);
-	if (slot < 0) {
-		for (i = 0, n = 0; i < c->nr; i++) {
-			if (c->entries[i].last_used < c->entries[n].last_used)
-				n = i;
-		}
-		slot = n;
-		if (c->entries[slot].id)
-			sframe_stat_add(SFRAME_STAT_CACHE_EVICTIONS, 1);
-		for (i = 0; i < UNWIND_MM_RANGES; i++) {
-			if (c->ranges[i].entry == slot && c->ranges[i].id)
-				memset(&c->ranges[i], 0, sizeof(c->ranges[i]));
-		}
+	if (slot >= 0) {
+		e = &c->entries[slot];
+		goto store;
+	}
+	for (i = 0, n = 0; i < c->nr; i++) {
+		if (c->entries[i].last_used < c->entries[n].last_used)
+			n = i;
+	}
+	slot = n;
+	if (c->entries[slot].id)
+		sframe_stat_add(SFRAME_STAT_CACHE_EVICTIONS, 1);
+	for (i = 0; i < UNWIND_MM_RANGES; i++) {
+		if (c->ranges[i].entry == slot && c->ranges[i].id)
+			memset(&c->ranges[i], 0, sizeof(c->ranges[i]));
 	}
 	e = &c->entries[slot];
 	e->key = *key;
 	e->id = ++c->next_id;
 	e->found = found;
 	e->t = *t;
+store:
 	e->last_used = ++c->clock;
-	r->id = found ? e->id : 0;
+	r->id = e->found ? e->id : 0;
 	r->entry = slot;
 	/* Only if no writer of the mappings came by since they were read. */
 	if (seq_ok && unwind_mm_seq(current->mm, &now) && now == seq)
 		unwind_range_store(c, seq, r);
 	write_seqcount_end(&c->seq);
 	raw_spin_unlock(&c->lock);
-	return e->id;
+	return e->found;
 }
 
 /* Count what a probe found; the kinds of tables usable (enum bits). */
@@ -357,8 +365,7 @@ static int unwind_map_lookup(struct sframe_mm *c, unsigned long ip,
 	found = ret ? 0 : sframe_probe_count(&res);
 	if (found)
 		WRITE_ONCE(c->has, READ_ONCE(c->has) | found);
-	sframe_cache_put(c, &key, found, &t, seq_ok, seq, r);
-	return found;
+	return sframe_cache_put(c, &key, found, &t, seq_ok, seq, r);
 }
 
 /* The range the mm remembers for @ip as of mapping sequence @seq. */

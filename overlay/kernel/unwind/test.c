@@ -52,6 +52,12 @@
  *                                  milliseconds (at most 1000), as threads
  *                                  that map libraries do (test_table.c);
  *                                  returns once the writer runs
+ *   slow-probes US MS              for MS milliseconds (at most 1000),
+ *                                  each reading of a file's program
+ *                                  headers and each table lookup by a
+ *                                  walk of the writer's mm in task
+ *                                  context takes US more microseconds
+ *                                  (at most 10000), as from a slow disk
  *   migrate CPU                    move the writer to CPU (it stays there)
  *   clear                          forget what was recorded
  *
@@ -737,6 +743,8 @@ static int test_command(char *cmd)
 		return test_sleep(argv[1]);
 	if (!strcmp(argv[0], "busy-table"))
 		return test_busy_table(argv[1]);
+	if (!strcmp(argv[0], "slow-probes"))
+		return test_slow_probes(argv[1], argv[2]);
 	if (!strcmp(argv[0], "migrate"))
 		return test_migrate(argv[1]);
 	if (!strcmp(argv[0], "cancel")) {

@@ -4,5 +4,6 @@
 #define _KERNEL_UNWIND_TEST_H
 
 int test_busy_table(const char *arg);
+int test_slow_probes(const char *us_arg, const char *ms_arg);
 
 #endif

@@ -334,6 +334,106 @@ TEST_F(libs, walks_while_threads_map_and_unmap_libraries)
 	EXPECT_NE(NULL, b);
 }
 
+#define MEET_THREADS	8
+#define MEET_ROUNDS	20
+
+/* One thread of threads_meet_the_libraries_at_once(). */
+struct meeter {
+	struct chain c;
+	int fd, tid;
+	pthread_barrier_t *go;
+};
+
+static void *meet(void *arg)
+{
+	struct meeter *m = arg;
+
+	m->tid = gettid();
+	pthread_barrier_wait(m->go);
+	chain_write(&m->c, m->fd, "request task 0x1", LIB_DEPTH);
+	return NULL;
+}
+
+/*
+ * One round: MEET_THREADS threads of a fresh child walk at the same time,
+ * each the first of the child's walks to meet the program and the two
+ * libraries, each of which it reads slowly, so that the walks read each
+ * file at the same time and add it to the mm's table one after the
+ * other; every chain must be whole. Return: the child's exit code.
+ */
+static int meet_round(struct __test_metadata *_metadata, int fd,
+		      struct results *res, const struct chain *proto)
+{
+	static struct meeter m[MEET_THREADS];
+	pthread_t t[MEET_THREADS];
+	pthread_barrier_t go;
+	int i, k, ret, found = 0;
+
+	/*
+	 * Files read slowly, as from a slow disk: the reads overlap. The
+	 * last round's slowing (of its own child) may not be over yet.
+	 */
+	for (i = 0; i < 100; i++) {
+		ret = ctl(fd, "clear") ?: ctl(fd, "slow-probes 3000 300");
+		if (ret != -EBUSY)
+			break;
+		usleep(20000);
+	}
+	if (ret) {
+		TH_LOG("slow-probes: %s", strerror(-ret));
+		return 1;
+	}
+	pthread_barrier_init(&go, NULL, MEET_THREADS);
+	for (i = 0; i < MEET_THREADS; i++) {
+		m[i] = (struct meeter){ .fd = fd, .go = &go };
+		m[i].c.lib_a = proto->lib_a;
+		m[i].c.lib_b = proto->lib_b;
+		if (pthread_create(&t[i], NULL, meet, &m[i]))
+			return 1;
+	}
+	for (i = 0; i < MEET_THREADS; i++)
+		pthread_join(t[i], NULL);
+	if (read_results(fd, res) || res->ncb != MEET_THREADS) {
+		TH_LOG("expected %d callbacks, got %d", MEET_THREADS, res->ncb);
+		return 2;
+	}
+	for (i = 0; i < MEET_THREADS; i++) {
+		for (k = 0; k < res->ncb; k++) {
+			if (res->cb[k].pid != m[i].tid)
+				continue;
+			check_stack(_metadata, &m[i].c, &res->cb[k]);
+			found++;
+		}
+	}
+	if (found != MEET_THREADS) {
+		TH_LOG("%d of %d threads got their callback", found,
+		       MEET_THREADS);
+		return 3;
+	}
+	return _metadata->exit_code ? 4 : 0;
+}
+
+/*
+ * Threads of a process that meet a file at the same time each read its
+ * tables, and each adds what it found to the mm's table: the walks that
+ * hold the entry already keep using it, so none ends short. Each round
+ * is a fresh child, which has met no file yet.
+ */
+TEST_F(libs, threads_meet_the_libraries_at_once)
+{
+	int round;
+	pid_t pid;
+
+	for (round = 0; round < MEET_ROUNDS && !_metadata->exit_code; round++) {
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid)
+			_exit(meet_round(_metadata, self->fd, self->res,
+					 self->c));
+		child_passed(_metadata, pid);
+	}
+}
+
 /* SFrame v3, as the hostile tests take it apart. */
 #ifndef PT_GNU_SFRAME
 #define PT_GNU_SFRAME	0x6474e554
