@@ -54,7 +54,9 @@
  * no bad row, bad section or refused version.
  *
  * usage: sframe_stress [-t SECONDS] [-s SEED] [-T WALKERS] [-p PERIOD_NS]
- * Prints TAP, one test.  Needs root; its libraries are next to it.
+ * The run lasts SECONDS, or longer (up to four times) until every walker
+ * had a record checked.  Prints TAP, one test.  Needs root; its libraries
+ * are next to it.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -827,6 +829,22 @@ static void bad_usage(void)
 	exit(2);
 }
 
+/*
+ * Has every walker had a record checked? On a loaded machine a walker may
+ * get no chain done in a short run: the run then goes on, up to four times
+ * its length, rather than fail for want of samples.
+ */
+static bool all_walked(void)
+{
+	int i;
+
+	for (i = 0; i < nr_walkers; i++) {
+		if (!__atomic_load_n(&out->w[i].records, __ATOMIC_RELAXED))
+			return false;
+	}
+	return true;
+}
+
 /* The ledger of the run: what the walkers, the churner and the kernel did. */
 static void report(const struct totals *t, const unsigned long long *sf)
 {
@@ -921,7 +939,7 @@ int main(int argc, char **argv)
 	pid = wl_spawn(sh, 0, WL_BUSY, 8, NULL, workload);
 	wl_start(sh);
 	end = t0 + seconds;
-	while (now() < end)
+	while (now() < end || (!all_walked() && now() < t0 + 4 * seconds))
 		wl_usleep(20000);
 	status = wl_stop(sh, pid);
 	remove_copies(dir);
