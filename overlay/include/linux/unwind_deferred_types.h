@@ -22,8 +22,8 @@ struct unwind_cache {
 /**
  * struct unwind_task_info - per-task deferred unwind state
  * @mask: bits of the users that asked for this entry context, plus the
- *	  core's own PENDING, RESET and USED bits; changed with atomic ops,
- *	  also from NMI
+ *	  core's own PENDING, RESET, USED, SAMPLED and MANY bits
+ *	  (kernel/unwind/deferred.c); changed with atomic ops, also from NMI
  * @done: users whose callback already ran in this entry context
  * @cookie: the cookie of this entry context, 0 until the first request
  * @regs: the user state at the first request, where the walk starts

@@ -897,7 +897,8 @@ void unwind_task_free(struct task_struct *task)
  *
  * Context: process context, may sleep.
  *
- * Return: 0, or -EBUSY when all BITS_PER_LONG - 3 user slots are taken.
+ * Return: 0, or -EBUSY when all UNWIND_MAX_USERS (BITS_PER_LONG - 5) user
+ * slots are taken.
  */
 int unwind_deferred_init(struct unwind_work *work, unwind_callback_t func)
 {
