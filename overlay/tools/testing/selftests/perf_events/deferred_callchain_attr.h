@@ -10,11 +10,18 @@
  */
 #include "deferred_callchain_common.h"
 
+/*
+ * The sleep's switch-out gives a sample on each of the two events, in one
+ * system call. Other system calls of the test may switch out too (on
+ * PREEMPT_RT the ioctl()s can block on a sleeping lock), so the samples
+ * are grouped by cookie rather than taken as the first two.
+ */
 TEST_F(defer, two_samples_one_entry_one_record)
 {
 	struct perf_event_attr attr;
-	struct sample s[2];
-	int i, n = 0;
+	struct sample s[64];
+	__u64 cookie = 0;
+	int i, j, n = 0, same;
 
 	switch_attr(&attr);
 	open_mapped(_metadata, &self->x, 0, &attr, 0, -1);
@@ -28,15 +35,21 @@ TEST_F(defer, two_samples_one_entry_one_record)
 	ioctl(self->x.fd[1], PERF_EVENT_IOC_DISABLE, 0);
 
 	ASSERT_LE(2, wait_matched(&self->x.rb[0], self->x.recs, gettid(), 2));
-	for (i = 0; i < self->x.recs->n && n < 2; i++)
+	for (i = 0; i < self->x.recs->n && n < (int)ARRAY_SIZE(s); i++)
 		if (parse_sample(self->x.recs->r[i], &s[n]) &&
 		    s[n].tid == gettid() && sample_cookie(&s[n]))
 			n++;
-	ASSERT_EQ(2, n);
-	EXPECT_EQ(sample_cookie(&s[0]), sample_cookie(&s[1])) {
-		TH_LOG("two samples in one syscall got different cookies");
+	ASSERT_LE(2, n);
+	for (i = 0; i < n && !cookie; i++) {
+		for (j = 0, same = 0; j < n; j++)
+			same += sample_cookie(&s[j]) == sample_cookie(&s[i]);
+		if (same >= 2)
+			cookie = sample_cookie(&s[i]);
 	}
-	EXPECT_EQ(1, count_deferred(self->x.recs, sample_cookie(&s[0]), NULL)) {
+	EXPECT_NE(0, cookie) {
+		TH_LOG("no two of the %d samples share a cookie", n);
+	}
+	EXPECT_EQ(1, count_deferred(self->x.recs, cookie, NULL)) {
 		TH_LOG("one entry context must give exactly one record");
 	}
 	check_all(_metadata, &self->x, gettid(), 1, 0);
