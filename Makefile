@@ -44,7 +44,7 @@ series:			## git format-patch series with a cover letter in build/series/
 	harness/tree sync
 	harness/series write
 
-tree:			## materialize build/linux from base + patches/ + overlay/
+tree:			## materialize build/linux: the base and patches/
 	harness/tree sync
 
 tree-check:		## fail if build/linux holds edits not in the repo

@@ -12,7 +12,6 @@ case $ROOT in
 *[[:space:],:]*) echo "error: the repository path '$ROOT' contains a space, comma or colon, which kbuild and QEMU cannot take; clone it elsewhere" >&2; exit 1 ;;
 esac
 BUILD=${BUILD:-$ROOT/build}
-OVERLAY=${OVERLAY:-$ROOT/overlay}
 PATCHES=${PATCHES:-$ROOT/patches}
 CONFIGS=${CONFIGS:-$ROOT/config}
 
@@ -26,6 +25,13 @@ TREE=${TREE:-$BUILD/linux}		# materialized source tree (git)
 OBJ=${OBJ:-$BUILD/obj}			# kernel objects (O=)
 STATE=${STATE:-$BUILD/state}		# what the tooling last did
 RUNS=${RUNS:-$BUILD/runs}		# guest runs: console, output, status
+
+# The files the series adds to the base, as paths in the materialized
+# tree, one per line (its commits only: "harness/tree check" finds the
+# rest).
+series_files() {
+	git -C "$TREE" diff --name-only --diff-filter=A base HEAD -- "$@"
+}
 
 # What outlives a clone, like ccache: the verified base tarball and what
 # the KVM probe found on this host.  Shared by every clone of the user.

@@ -9,10 +9,10 @@ harness=$here/../../harness
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-export BUILD=$tmp/build OVERLAY=$tmp/overlay PATCHES=$tmp/patches
+export BUILD=$tmp/build PATCHES=$tmp/patches
 export TREE=$BUILD/linux STATE=$BUILD/state BASE_TARBALL=$tmp/base.tar.xz
 export DEFERRED_UNWIND_CACHE=$tmp/cache
-mkdir -p "$tmp/src/linux/b" "$OVERLAY" "$PATCHES"
+mkdir -p "$tmp/src/linux/b" "$PATCHES"
 printf 'VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 0\n' >"$tmp/src/linux/Makefile"
 echo 'int a;' >"$tmp/src/linux/a.c"
 echo 'int c;' >"$tmp/src/linux/b/c.c"
@@ -44,22 +44,37 @@ EOP
 
 tap_plan 18
 
-tap_ok "empty series and overlay materialize the base" \
+# A hand-written patch that creates a file, in git format-patch form.
+mknew() {	# name file line
+	cat >"$PATCHES/$1" <<EOP
+From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: T <t@t>
+Date: Thu, 1 Jan 2026 00:00:00 +0000
+Subject: [PATCH] $1
+
+Why and what.
+---
+diff --git a/$2 b/$2
+new file mode 100644
+--- /dev/null
++++ b/$2
+@@ -0,0 +1 @@
++$3
+EOP
+}
+
+tap_ok "an empty series materializes the base" \
 	bash -c "'$harness/tree' sync 2>/dev/null && cmp -s '$TREE/a.c' '$tmp/src/linux/a.c'"
 tap_ok "a fresh tree passes the check" tree check
 
-mkdir -p "$OVERLAY/kernel/new"
-echo 'int n;' >"$OVERLAY/kernel/new/n.c"
-echo 'int m;' >"$OVERLAY/kernel/new/m.c"
+mknew n.patch kernel/new/n.c 'int n;'
+mkpatch n2.patch kernel/new/n.c 'int n;' 'int n2;'
+printf 'n.patch\nn2.patch\n' >"$PATCHES/series"
 tree sync 2>/dev/null
-tap_ok "overlay files appear as relative symlinks into overlay/" \
-	bash -c "[ -L '$TREE/kernel/new/n.c' ] && [ \"\$(readlink '$TREE/kernel/new/n.c')\" = ../../../../overlay/kernel/new/n.c ] && grep -q 'int n' '$TREE/kernel/new/n.c'"
-before=$(lmtime "$TREE/kernel/new/m.c")
-sleep 1.1
-echo 'int n2;' >>"$OVERLAY/kernel/new/n.c"
-tree sync 2>/dev/null
-tap_ok "editing one overlay file touches nothing else in the tree" \
-	test "$before" = "$(lmtime "$TREE/kernel/new/m.c")"
+tap_ok "a patch creates a file and a later one grows it: a regular file in the tree" \
+	bash -c "[ -f '$TREE/kernel/new/n.c' ] && [ ! -L '$TREE/kernel/new/n.c' ] && grep -qx 'int n2;' '$TREE/kernel/new/n.c' && [ \"\$(git -C '$TREE' log --format=%s base..HEAD | wc -l)\" = 2 ]"
+tap_ok "the file's first version is the first patch's" \
+	bash -c "[ \"\$(git -C '$TREE' show HEAD~1:kernel/new/n.c)\" = 'int n;' ]"
 
 echo 'int a = 1;' >"$TREE/a.c"
 tap_ok "an uncommitted edit of a base file fails the check" \
@@ -96,43 +111,30 @@ sed -i '/bad.patch/d' "$PATCHES/series"
 rm "$PATCHES/bad.patch"
 tree sync 2>/dev/null
 
-cat >"$PATCHES/new.patch" <<'EOP'
-From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
-From: T <t@t>
-Date: Thu, 1 Jan 2026 00:00:00 +0000
-Subject: [PATCH] add a file
-
----
-diff --git a/d.c b/d.c
-new file mode 100644
---- /dev/null
-+++ b/d.c
-@@ -0,0 +1 @@
-+int d;
-EOP
-echo new.patch >>"$PATCHES/series"
-tap_ok "a patch that creates a file is refused (new files go to overlay/)" \
-	expect_fail 'error: patches/new.patch creates d.c' tree sync
-sed -i '/new.patch/d' "$PATCHES/series"
-rm "$PATCHES/new.patch"
-tree sync 2>/dev/null
-
-echo 'int shadow;' >"$OVERLAY/a.c"
-tap_ok "an overlay file that shadows a base file is refused" \
-	expect_fail 'error: overlay/a.c shadows a base file' tree sync
-rm "$OVERLAY/a.c"
-tree sync 2>/dev/null
-
 echo 'int x;' >"$TREE/b/x.c"
-tap_ok "a new file created in the tree fails the check" \
-	expect_fail 'new file .*: b/x.c' tree check
-rm "$TREE/b/x.c"
+tap_ok "a new file not committed in the tree fails the check" \
+	expect_fail 'new file, not committed: b/x.c' tree check
+g add b/x.c
+g commit -q -m "b: add x" -m "Because." -m "Signed-off-by: T <t@t>"
+tree export 2>/dev/null
+tap_ok "export writes a commit that adds a file as a patch that creates it" \
+	bash -c "grep -qx 'b-add-x.patch' '$PATCHES/series' && grep -q '^new file mode' '$PATCHES/b-add-x.patch' && '$harness/tree' check"
+rm -rf "$BUILD"
+tree sync 2>/dev/null
+tap_ok "a fresh materialization creates the exported file" \
+	grep -qx 'int x;' "$TREE/b/x.c"
 
-rm "$TREE/kernel/new/m.c"
-echo 'int m2;' >"$TREE/kernel/new/m.c"
-tap_ok "an overlay symlink replaced by a regular file fails the check" \
-	expect_fail 'overlay symlink replaced by a regular file: kernel/new/m.c' tree check
-tree reset 2>/dev/null
+# A tree made when new files were symlinks into the repository: they go,
+# and the patches bring the files.
+rm "$TREE/b/x.c"
+ln -s ../../elsewhere/x.c "$TREE/b/x.c"
+g reset -q --hard HEAD~1 2>/dev/null || true
+ln -sfn ../../elsewhere/x.c "$TREE/b/x.c"
+echo b/x.c >"$STATE/tree/overlay"
+sed -i '$d' "$STATE/tree/applied"
+git -C "$TREE" rev-parse HEAD >"$STATE/tree/head"
+tap_ok "a tree of symlinked new files is brought to the patches" \
+	bash -c "'$harness/tree' sync 2>/dev/null && [ -f '$TREE/b/x.c' ] && [ ! -L '$TREE/b/x.c' ] && '$harness/tree' check"
 
 g commit -q --allow-empty -m "local work"
 mkpatch e.patch b/c.c 'int c = 2;' 'int c = 5;'
@@ -146,7 +148,7 @@ echo 'int z;' >"$tmp/src/linux/z.c"
 rm -f "$BASE_TARBALL.sha256"
 tar -C "$tmp/src" -cJf "$BASE_TARBALL" linux
 mkdir -p "$tmp/empty"
-BUILD=$tmp/build2 TREE=$tmp/build2/linux STATE=$tmp/build2/state PATCHES=$tmp/empty OVERLAY=$tmp/empty \
+BUILD=$tmp/build2 TREE=$tmp/build2/linux STATE=$tmp/build2/state PATCHES=$tmp/empty \
 	"$harness/tree" sync >"$tmp/sync2.out" 2>&1
 tap_ok "a changed base tarball is extracted again" \
 	bash -c "grep -q extracting '$tmp/sync2.out' && [ -f '$tmp/build2/linux/z.c' ]"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer harness of the kernel's unwind table readers, built unmodified
- * in user space: overlay/kernel/unwind/eh_frame.c and eh_frame_row.c
+ * in user space: the tree's kernel/unwind/eh_frame.c and eh_frame_row.c
  * (.eh_frame_hdr and .eh_frame), sframe.c (SFrame), and the rules each mm
  * remembers (rules.c, mm_cache.h), against the kernel shim in shim/ and
  * the fake user memory of fuzz_mem.c.
