@@ -2,7 +2,7 @@
 # Deferred user-space stack unwinding for Linux 6.12: top-level commands.
 # Everything generated goes to build/ (ignored).
 
-.PHONY: demo check debug clang rt matrix deb install-test series stress fuzz bench kernel tree tree-check export tree-reset selftests vm clean help
+.PHONY: demo check debug clang rt matrix deb install-test series steps stress fuzz bench kernel tree tree-check export tree-reset selftests vm clean help
 
 demo:			## build, boot the guest, show the main job
 	harness/demo
@@ -43,6 +43,9 @@ install-test:		## make deb's packages installed on a Debian 12 image, booted by 
 series:			## git format-patch series with a cover letter in build/series/
 	harness/tree sync
 	harness/series write
+
+steps:			## every step of the series built, and its own tests run in the guest: make steps [STEPS="5 9-14"]
+	harness/steps $(STEPS)
 
 tree:			## materialize build/linux: the base and patches/
 	harness/tree sync
