@@ -23,9 +23,9 @@ g() { git -C "$TREE" -c user.name=t -c user.email=t@t "$@"; }
 mtime() { stat -c %Y.%y "$1"; }
 lmtime() { stat -c %y "$1"; }
 
-# A hand-written patch in git format-patch form.
-mkpatch() {	# name file old new
-	cat >"$PATCHES/$1" <<EOP
+# The header of a hand-written patch in git format-patch form.
+patch_head() {	# name file
+	cat <<EOP
 From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
 From: T <t@t>
 Date: Thu, 1 Jan 2026 00:00:00 +0000
@@ -34,34 +34,22 @@ Subject: [PATCH] $1
 Why and what.
 ---
 diff --git a/$2 b/$2
---- a/$2
-+++ b/$2
-@@ -1 +1 @@
--$3
-+$4
 EOP
+}
+
+# A patch that changes one line of a file.
+mkpatch() {	# name file old new
+	{ patch_head "$1" "$2"; printf -- '--- a/%s\n+++ b/%s\n@@ -1 +1 @@\n-%s\n+%s\n' "$2" "$2" "$3" "$4"; } \
+		>"$PATCHES/$1"
+}
+
+# A patch that creates a file of one line.
+mknew() {	# name file line
+	{ patch_head "$1" "$2"; printf -- 'new file mode 100644\n--- /dev/null\n+++ b/%s\n@@ -0,0 +1 @@\n+%s\n' "$2" "$3"; } \
+		>"$PATCHES/$1"
 }
 
 tap_plan 18
-
-# A hand-written patch that creates a file, in git format-patch form.
-mknew() {	# name file line
-	cat >"$PATCHES/$1" <<EOP
-From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
-From: T <t@t>
-Date: Thu, 1 Jan 2026 00:00:00 +0000
-Subject: [PATCH] $1
-
-Why and what.
----
-diff --git a/$2 b/$2
-new file mode 100644
---- /dev/null
-+++ b/$2
-@@ -0,0 +1 @@
-+$3
-EOP
-}
 
 tap_ok "an empty series materializes the base" \
 	bash -c "'$harness/tree' sync 2>/dev/null && cmp -s '$TREE/a.c' '$tmp/src/linux/a.c'"
