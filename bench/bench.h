@@ -19,6 +19,7 @@
 #define MAX_EVENTS	16
 #define COUNTERS	"/sys/kernel/debug/unwind_deferred/counters"
 #define METHODS		"/sys/kernel/unwind_user/methods"
+#define TRY_FIRST_SYSCTL "/proc/sys/kernel/unwind_deferred_try_first"
 
 extern int smoke;		/* --smoke: a few iterations, to keep it alive */
 extern long tp_getppid;
@@ -62,7 +63,16 @@ unsigned long spin_at(int depth, long n);
 enum mode { NONE, CLASSIC, DEFERRED, TRY_FIRST, PREDICTED };
 extern const char * const mode_name[];
 
+/*
+ * Whether the kernel has kernel.unwind_deferred_try_first. Mainline's has
+ * not (it defers every sample) nor the counters: there the modes end at
+ * last_mode, DEFERRED, and only the benches that need neither run.
+ */
+extern bool have_try_first;
+extern enum mode last_mode;
+
 #define TRY_FIRST_DEFAULT	7
+/* Without the setting, 0 (every sample defers) holds; others die. */
 void set_try_first(int bits);
 /* The try-first setting of a deferring @mode. */
 int mode_try_first(enum mode mode);

@@ -21,6 +21,8 @@
 #include "bench.h"
 
 int no_callchain_parts;
+bool have_try_first = true;
+enum mode last_mode = PREDICTED;
 
 void die(const char *what)
 {
@@ -100,12 +102,13 @@ int mode_try_first(enum mode mode)
 	return mode == PREDICTED ? 7 : mode == TRY_FIRST ? 3 : 0;
 }
 
-#define TRY_FIRST_SYSCTL "/proc/sys/kernel/unwind_deferred_try_first"
-
 void set_try_first(int bits)
 {
-	FILE *f = fopen(TRY_FIRST_SYSCTL, "w");
+	FILE *f;
 
+	if (!have_try_first && !bits)
+		return;
+	f = fopen(TRY_FIRST_SYSCTL, "w");
 	if (!f || fprintf(f, "%d\n", bits) < 0 || fclose(f))
 		die(TRY_FIRST_SYSCTL);
 }

@@ -66,11 +66,11 @@ void bench_cost(void)
 	for (di = 0; di < (int)(sizeof(cases) / sizeof(cases[0])); di++) {
 		snprintf(name, sizeof(name), "depth=%d,k=%d", cases[di].depth,
 			 cases[di].k);
-		for (m = NONE; m <= PREDICTED; m++)
+		for (m = NONE; m <= last_mode; m++)
 			events_open(&ev[m], m, cases[di].k, 1024);
 		time_walks(0);
 		for (r = 0; r < rounds; r++) {
-			for (m = NONE; m <= PREDICTED; m++) {
+			for (m = NONE; m <= last_mode; m++) {
 				if (m >= DEFERRED)
 					set_try_first(mode_try_first(m));
 				events_enable(&ev[m], 1);
@@ -84,7 +84,7 @@ void bench_cost(void)
 		walk_ns = timed_walk_ns(&ev[DEFERRED], cases[di].depth,
 					iters / 4, &walks);
 		/* per round, then the median: drift between rounds cancels */
-		for (m = CLASSIC; m <= PREDICTED; m++) {
+		for (m = CLASSIC; m <= last_mode; m++) {
 			for (r = 0; r < rounds; r++)
 				d[r] = (ns[m][r] - ns[NONE][r]) / cases[di].k;
 			emit("cost", name, mode_name[m], "ns_per_sample",
@@ -93,19 +93,19 @@ void bench_cost(void)
 		if (walks)
 			emit("cost", name, "deferred", "walk_ns_per_sample",
 			     walk_ns / cases[di].k);
-		for (m = DEFERRED; m <= PREDICTED; m++) {
+		for (m = DEFERRED; m <= last_mode; m++) {
 			for (r = 0; r < rounds; r++)
 				d[r] = (ns[m][r] - ns[NONE][r]) /
 				       (ns[CLASSIC][r] - ns[NONE][r]);
 			emit("cost", name, mode_name[m], "cost_vs_classic",
 			     median(d, rounds));
 		}
-		for (m = NONE; m <= PREDICTED; m++) {
+		for (m = NONE; m <= last_mode; m++) {
 			events_close(&ev[m]);
 			med[m] = median(ns[m], rounds);
 			emit("cost", name, mode_name[m], "ns_per_syscall", med[m]);
 		}
-		for (m = CLASSIC; m <= PREDICTED; m++)
+		for (m = CLASSIC; m <= last_mode; m++)
 			emit("cost", name, mode_name[m], "slowdown_pct",
 			     100 * (med[m] / med[NONE] - 1));
 	}
@@ -315,8 +315,10 @@ void bench_overflow(void)
 				tw = median(d, rounds);
 				emit("overflow", name, mode_name[m], "task_work_ns_per_entry", tw);
 				/* the walk it contains, from the core's counters */
-				emit("overflow", name, mode_name[m], "walk_ns_per_entry",
-				     median(walks, rounds));
+				walk = median(walks, rounds);
+				if (walk > 0)	/* none: mainline has no counters */
+					emit("overflow", name, mode_name[m],
+					     "walk_ns_per_entry", walk);
 				tw *= per_out;
 			}
 			emit("overflow", name, mode_name[m], "total_ns_per_sample", out + tw);

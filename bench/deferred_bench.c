@@ -28,7 +28,10 @@
  * frame-pointer call chain of known depth (irqcost, python, bpf: cpu-clock).
  * Needs root, tracefs and the deferred unwinder's counters in debugfs;
  * lookup and bpf need the libraries (and bpf its BPF object) harness/bench
- * builds next to this program.
+ * builds next to this program. On a kernel with mainline's deferral only
+ * (no kernel.unwind_deferred_try_first, no counters: harness/mainline),
+ * overflow and cost run in their classic and deferred modes, and the
+ * other benches are skipped, each with a line on stderr.
  *
  * One file per group of benchmarks, with bench.h for what they share
  * (common.c): space.c (bytes, lost, memory), cost.c (cost, overflow,
@@ -38,8 +41,10 @@
  * cpu-clock samples interrupt. harness/bench builds them into one program.
  */
 #define _GNU_SOURCE
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -51,11 +56,12 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		void (*fn)(void);
+		bool mainline;	/* runs without the try-first setting */
 	} benches[] = {
 		/* first: kprobe timings suffer most from what ran before */
-		{ "overflow", bench_overflow },
+		{ "overflow", bench_overflow, true },
 		{ "bytes", bench_bytes }, { "lost", bench_lost },
-		{ "cost", bench_cost }, { "irqcost", bench_irqcost },
+		{ "cost", bench_cost, true }, { "irqcost", bench_irqcost },
 		{ "mixed", bench_mixed },
 		{ "python", bench_python }, { "complete", bench_complete },
 		{ "walk", bench_walk }, { "discovery", bench_discovery },
@@ -74,18 +80,33 @@ int main(int argc, char **argv)
 	if (!f || fscanf(f, "%ld", &tp_getppid) != 1)
 		die("the syscalls:sys_enter_getppid tracepoint");
 	fclose(f);
+	if (access(TRY_FIRST_SYSCTL, F_OK)) {
+		have_try_first = false;
+		last_mode = DEFERRED;
+		/* every sample defers, as in mainline, which has no counters */
+		fputs("deferred_bench: no " TRY_FIRST_SYSCTL "\n"
+		      "deferred_bench: a kernel that defers every sample: modes none, classic and deferred only, no walk times\n",
+		      stderr);
+	}
 
 	for (i = 0; i < (int)(sizeof(benches) / sizeof(benches[0])); i++) {
 		for (j = 1; j < argc && strcmp(argv[j], benches[i].name); j++)
 			;
 		if (argc > 1 && j == argc)
 			continue;
+		ran++;
+		if (!have_try_first && !benches[i].mainline) {
+			fprintf(stderr,
+				"deferred_bench: %s skipped: only overflow and cost run without the try-first setting\n",
+				benches[i].name);
+			continue;
+		}
 		/* DEFERRED defers every sample; TRY_FIRST sets its own. */
 		set_try_first(0);
 		benches[i].fn();
-		ran++;
 	}
-	set_try_first(TRY_FIRST_DEFAULT);
+	if (have_try_first)
+		set_try_first(TRY_FIRST_DEFAULT);
 	if (!ran) {
 		/* from the table, which it cannot miss */
 		fputs("usage: deferred_bench [--smoke] [", stderr);

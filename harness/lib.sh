@@ -143,3 +143,31 @@ list_names() {
 sha256() {
 	sha256sum "$1" | cut -d' ' -f1
 }
+
+# A private apt state in folder $1 for suite $3 of the Debian archive $2:
+# sets APT_OPTS, with which apt-get update, apt-cache and apt-get download
+# fetch another release's packages and leave the host's sources, lists and
+# status as they are (harness/sframe-toolchain, libbpf-tools, mainline).
+apt_private() {
+	local dir=$1 mirror=$2 suite=$3
+
+	mkdir -p "$dir/state/lists/partial" "$dir/cache/archives/partial"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $suite main" \
+		>"$dir/sources.list"
+	: >"$dir/status"
+	APT_OPTS=(-o "Dir::State=$dir/state" -o "Dir::State::status=$dir/status"
+		-o "Dir::Cache=$dir/cache" -o "Dir::Etc::SourceList=$dir/sources.list"
+		-o "Dir::Etc::SourceParts=$dir/none" -o "APT::Architecture=amd64"
+		-o "APT::Sandbox::User=root" -q)
+}
+
+# The Debian archive the host's apt reads its own release from, e.g.
+# http://mirror/debian/ (the security archive is another); nothing if none.
+host_debian_mirror() {
+	local codename
+
+	codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+	# shellcheck disable=SC2016	# apt's own $(FIELD)s
+	apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2>/dev/null |
+		awk -v c="$codename" '$2 == c { print $1; exit }'
+}
