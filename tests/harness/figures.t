@@ -33,7 +33,7 @@ cat >"$doc" <<'EOT'
 Text after the block.
 EOT
 
-tap_plan 9
+tap_plan 10
 
 tap_ok "record keeps the rows and says where they come from" bash -c '
 	"$0" record cost --from "$1/run/results.tsv" --command "harness/bench cost" >/dev/null &&
@@ -72,5 +72,17 @@ tap_ok "table renders any rows as bench's results.md: nothing for no row, a colu
 	[ -z "$("$0" table "$1" benches=lookup cols=fp)" ] &&
 	"$0" table "$1" benches=walk cols=fp,sframe | grep -qx "| walk | 8 | ns_per_frame | 30 |  |"' \
 	"$figures" "$tmp/run/results.tsv"
+
+# A bench that prints each case's ratio after every case's time.
+printf '%s\t%s\t%s\t%s\t%s\n' \
+	walk 8 fp ns_per_frame 30 \
+	walk 32 fp ns_per_frame 20 \
+	walk 8 sframe x_fp 2 \
+	walk 32 sframe x_fp 3 >"$tmp/walk.tsv"
+tap_ok "a case's rows come together, in the order of metrics= when given" bash -c '
+	[ "$("$0" table "$1" benches=walk cols=fp,sframe | cut -d"|" -f3,4 | tail -n +3 | tr -d " " | paste -sd" ")" = \
+	  "8|ns_per_frame 8|x_fp 32|ns_per_frame 32|x_fp" ] &&
+	[ "$("$0" table "$1" benches=walk cols=fp,sframe metrics=x_fp,ns_per_frame | cut -d"|" -f3,4 | tail -n +3 | tr -d " " | paste -sd" ")" = \
+	  "8|x_fp 8|ns_per_frame 32|x_fp 32|ns_per_frame" ]' "$figures" "$tmp/walk.tsv"
 
 tap_done
