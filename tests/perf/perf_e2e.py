@@ -727,7 +727,10 @@ class Tests:
         for how in ('early', 'late'):
             data = self.path('skew-%s.data' % how)
             moved = perfdata.skew_records(self.data, data, how)
-            if moved < 20:
+            # How many records the workload gets depends on the machine's
+            # speed (21 on a cold CI run, where the last has no next entry
+            # to move after); ten moved exercise the merging.
+            if moved < 10:
                 raise Failed('%s: only %d records could be moved' % (how, moved))
             items, err = script(data)
             samples = [it for it in items if 'record' not in it]
