@@ -2,13 +2,16 @@
 # Deferred user-space stack unwinding for Linux 6.12: top-level commands.
 # Everything generated goes to build/ (ignored).
 
-.PHONY: demo check debug clang rt matrix deb install-test series steps stress fuzz bench mainline kernel tree tree-check export tree-reset selftests vm clean help
+.PHONY: demo check arm64 debug clang rt matrix deb install-test series steps stress fuzz bench mainline kernel tree tree-check export tree-reset selftests vm clean help
 
 demo:			## build, boot the guest, show the main job
 	harness/demo
 
 check:			## every test; last line "N passed, N failed, N skipped"
 	harness/check
+
+arm64:			## the arm64 kernel cross-built, its selftests in a qemu-system-aarch64 guest (part of make check)
+	harness/arm64
 
 debug:			## the guest tests on a KASAN/KFENCE/UBSAN/kmemleak kernel
 	harness/debug

@@ -22,7 +22,9 @@ BASE_PIN=${BASE_PIN:-6.12.117-1~deb12u1}
 BASE_SHA256=${BASE_SHA256:-585a4a074597aefa2b1a68ada83a3184ba351c127544dea80618bbcceaa3961f}
 
 TREE=${TREE:-$BUILD/linux}		# materialized source tree (git)
-OBJ=${OBJ:-$BUILD/obj}			# kernel objects (O=)
+# Kernel objects (O=): the arm64 guest's have their own folder.
+[ "${KARCH:-}" != arm64 ] || OBJ=${OBJ:-$BUILD/obj-arm64}
+OBJ=${OBJ:-$BUILD/obj}
 STATE=${STATE:-$BUILD/state}		# what the tooling last did
 RUNS=${RUNS:-$BUILD/runs}		# guest runs: console, output, status
 
