@@ -24,7 +24,7 @@ eh=(eh_frame_walk)
 eh32=(eh_frame_walk_32)
 bpfwalk=(bpf_walk)
 sframe_bin=$build/sframe-toolchain/bin
-plan=13
+plan=18
 
 tap_plan $plan
 if [ ! -d "$hdrs" ] || [ ! -d "$st/unwind" ]; then
@@ -47,11 +47,22 @@ done
 exec gcc "$@"
 EOF
 # A compiler for arm64, as far as the Makefiles can tell (-dumpmachine);
-# it still builds for the host, so that the base tests can be checked.
+# it still builds for the host, so that the base tests can be checked,
+# and drops the arm64-only options the host's gcc does not know.
 cat >"$tmp/gcc-arm64" <<'EOF'
-#!/bin/sh
+#!/bin/bash
+args=()
 for a; do
 	[ "$a" = -dumpmachine ] && { echo aarch64-linux-gnu; exit 0; }
+	case $a in -mbranch-protection=* | -mno-omit-leaf-frame-pointer) ;; *) args+=("$a") ;; esac
+done
+exec gcc "${args[@]}"
+EOF
+# And one for an architecture the tests do not support.
+cat >"$tmp/gcc-riscv64" <<'EOF'
+#!/bin/sh
+for a; do
+	[ "$a" = -dumpmachine ] && { echo riscv64-linux-gnu; exit 0; }
 done
 exec gcc "$@"
 EOF
@@ -131,6 +142,8 @@ if [ -x "$sframe_bin/as" ] && [ -x "$sframe_bin/ld" ]; then
 fi
 build arm64 perf_events ARCH=arm64 CC="$tmp/gcc-arm64"
 build arm64 unwind ARCH=arm64 CC="$tmp/gcc-arm64"
+build riscv64 perf_events ARCH=riscv CC="$tmp/gcc-riscv64"
+build riscv64 unwind ARCH=riscv CC="$tmp/gcc-riscv64"
 
 d=$tmp/no-m32/perf_events
 tap_ok "without -m32, perf_events builds all but deferred_callchain_32 and exits 0" \
@@ -167,15 +180,29 @@ tap_ok "without clang, deferred_callchain_bpf says it needs clang's bpf target" 
 	why "$d" 'cannot compile for the bpf target' deferred_callchain_bpf
 
 d=$tmp/arm64/perf_events
-deferred=(deferred_callchain deferred_callchain_32 deferred_callchain_bpf)
-tap_ok "on arm64, perf_events builds the base tests alone and exits 0" \
-	outcome "$d" 0 "${base[*]}" "${deferred[*]} ${bpf[1]}" "${deferred[*]}"
-tap_ok "on arm64, each deferred_callchain program says it needs x86" \
-	why "$d" 'x86 only, and .* builds for aarch64-linux-gnu' "${deferred[@]}"
+tap_ok "on arm64, perf_events builds the base tests and deferred_callchain and exits 0" \
+	outcome "$d" 0 "${base[*]} deferred_callchain" "deferred_callchain_32 ${bpf[*]}" \
+	"deferred_callchain_32 deferred_callchain_bpf"
+tap_ok "on arm64, deferred_callchain_32 and deferred_callchain_bpf say they are x86 only" \
+	why "$d" 'x86 only' deferred_callchain_32 deferred_callchain_bpf
 d=$tmp/arm64/unwind
-tap_ok "on arm64, unwind builds nothing and exits 0" \
+tap_ok "on arm64, unwind builds unwind_deferred alone and exits 0" \
+	outcome "$d" 0 unwind_deferred "unwind_deferred_32 ${eh[*]} ${eh32[*]} ${sframe[*]} ${bpfwalk[*]}" \
+	"unwind_deferred_32 ${eh[*]} ${eh32[*]} ${sframe[*]} ${bpfwalk[*]}"
+tap_ok "on arm64, the compat programs say the compat walk is ia32's" \
+	why "$d" 'x86 only: the compat walk is ia32' unwind_deferred_32 "${eh32[@]}"
+tap_ok "on arm64, the table programs say arm64 walks frame records" \
+	why "$d" 'x86 only: arm64 walks frame records' "${eh[@]}" "${sframe[@]}" "${bpfwalk[@]}"
+d=$tmp/riscv64/perf_events
+deferred=(deferred_callchain deferred_callchain_32 deferred_callchain_bpf)
+tap_ok "on riscv64, perf_events builds the base tests alone and exits 0" \
+	outcome "$d" 0 "${base[*]}" "${deferred[*]} ${bpf[1]}" "${deferred[*]}"
+tap_ok "on riscv64, each deferred_callchain program says it needs x86 or arm64" \
+	why "$d" 'x86 and arm64 only, and .* builds for riscv64-linux-gnu' "${deferred[@]}"
+d=$tmp/riscv64/unwind
+tap_ok "on riscv64, unwind builds nothing and exits 0" \
 	nothing "$d" "unwind_deferred unwind_deferred_32 ${eh[*]} ${eh32[*]} ${sframe[*]} ${bpfwalk[*]}"
-tap_ok "on arm64, each unwind program says it needs x86" \
-	why "$d" 'x86 only, and .* builds for aarch64-linux-gnu' unwind_deferred unwind_deferred_32 "${eh[@]}" "${eh32[@]}" "${sframe[@]}" "${bpfwalk[@]}"
+tap_ok "on riscv64, each unwind program says it needs x86 or arm64" \
+	why "$d" 'x86 and arm64 only, and .* builds for riscv64-linux-gnu' unwind_deferred unwind_deferred_32 "${eh[@]}" "${eh32[@]}" "${sframe[@]}" "${bpfwalk[@]}"
 
 tap_done

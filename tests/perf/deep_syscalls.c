@@ -39,10 +39,23 @@ static long __attribute__((noinline)) read_block(int fd, size_t bytes)
 {
 	long ret;
 
+#ifdef __aarch64__
+	register long x0 asm("x0") = fd;
+	register long x1 asm("x1") = (long)buf;
+	register long x2 asm("x2") = bytes;
+	register long x8 asm("x8") = SYS_read;
+
+	asm volatile ("svc #0"
+		      : "+r" (x0)
+		      : "r" (x1), "r" (x2), "r" (x8)
+		      : "memory");
+	ret = x0;
+#else
 	asm volatile ("syscall"
 		      : "=a" (ret)
 		      : "0" ((long)SYS_read), "D" ((long)fd), "S" (buf), "d" (bytes)
 		      : "rcx", "r11", "memory");
+#endif
 	return ret;
 }
 
