@@ -2,7 +2,7 @@
 # Deferred user-space stack unwinding for Linux 6.12: top-level commands.
 # Everything generated goes to build/ (ignored).
 
-.PHONY: demo check arm64 debug clang rt matrix deb install-test series steps stress fuzz bench mainline kernel tree tree-check export tree-reset selftests vm clean help
+.PHONY: demo check arm64 bench-arm64 debug clang rt matrix deb install-test series steps stress fuzz bench mainline kernel tree tree-check export tree-reset selftests vm clean help
 
 demo:			## build, boot the guest, show the main job
 	harness/demo
@@ -30,6 +30,9 @@ fuzz:			## fuzz the unwind table readers in user space (libFuzzer): make fuzz [F
 
 bench:			## benchmarks, classic vs deferred: a table in build/bench/
 	harness/bench
+
+bench-arm64:		## the same on arm64 (overflow, bytes, cost, walk): a table in build/bench-arm64/
+	harness/bench-arm64
 
 mainline:		## mainline 7.2 (Debian's linux-source-7.2) beside this tree: overflow and cost, a table in build/mainline/
 	harness/mainline
