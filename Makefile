@@ -31,7 +31,7 @@ fuzz:			## fuzz the unwind table readers in user space (libFuzzer): make fuzz [F
 bench:			## benchmarks, classic vs deferred: a table in build/bench/
 	harness/bench
 
-bench-arm64:		## the same on arm64 (overflow, bytes, cost, walk): a table in build/bench-arm64/
+bench-arm64:		## the same on arm64 (overflow, bytes, cost): a table in build/bench-arm64/
 	harness/bench-arm64
 
 mainline:		## mainline 7.2 (Debian's linux-source-7.2) beside this tree: overflow and cost, a table in build/mainline/
