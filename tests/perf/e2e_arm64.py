@@ -12,11 +12,10 @@ armhf busybox, which harness/arm64-root puts into the guest's root.
 """
 import os
 import sys
-import tempfile
 
 import perf_e2e
 from e2e_tables import unwind_counters
-from perf_e2e import Failed, Skipped, run, script, tap, user_part
+from perf_e2e import Failed, Skipped, run, script, user_part
 
 BUSYBOX = '/usr/local/lib/armhf/busybox'
 LOOP = 'i=0; while [ $i -lt 20000 ]; do i=$((i + 1)); done'
@@ -76,15 +75,7 @@ def main():
     if not os.access(perf_e2e.PERF, os.X_OK):
         print('1..0 # SKIP %s is not built (harness/perf-arm64)' % perf_e2e.PERF)
         return 0
-    with open('/proc/sys/kernel/kptr_restrict', 'w') as f:
-        f.write('0\n')
-    print('1..%d' % len(names))
-    failed = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        t = Arm64Tests(tmp)
-        for i, n in enumerate(names, 1):
-            failed += tap(i, n[len('test_'):], getattr(t, n))
-    return 1 if failed else 0
+    return perf_e2e.run_tap(Arm64Tests, names)
 
 
 if __name__ == '__main__':

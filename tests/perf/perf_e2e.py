@@ -852,6 +852,20 @@ def all_tests():
     return AllTests, names, [n for n in names if n not in Tests.__dict__]
 
 
+def run_tap(cls, names):
+    """Runs CLS's test methods NAMES in order, one TAP line each, in a
+    fresh folder; returns the exit status (1 if any failed)."""
+    with open('/proc/sys/kernel/kptr_restrict', 'w') as f:
+        f.write('0\n')
+    print('1..%d' % len(names))
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        t = cls(tmp)
+        for i, n in enumerate(names, 1):
+            failed += tap(i, n[len('test_'):], getattr(t, n))
+    return 1 if failed else 0
+
+
 def main():
     if sys.argv[1:] == ['fallback']:
         return fallback()
@@ -880,17 +894,9 @@ def main():
         if not os.access(f, os.X_OK):
             print('1..0 # SKIP %s is not built (harness/perf)' % f)
             return 0
-    with open('/proc/sys/kernel/kptr_restrict', 'w') as f:
-        f.write('0\n')
     names = [n for n in every if (not args or n[len('test_'):] in args) and
              n[len('test_'):] not in left_out]
-    print('1..%d' % len(names))
-    failed = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        t = cls(tmp)
-        for i, n in enumerate(names, 1):
-            failed += tap(i, n[len('test_'):], getattr(t, n))
-    return 1 if failed else 0
+    return run_tap(cls, names)
 
 
 if __name__ == '__main__':
