@@ -18,7 +18,7 @@ from e2e_tables import unwind_counters
 from perf_e2e import Failed, Skipped, run, script, user_part
 
 BUSYBOX = '/usr/local/lib/armhf/busybox'
-LOOP = 'i=0; while [ $i -lt 20000 ]; do i=$((i + 1)); done'
+LOOP = 'i=0; while [ $i -lt 3000 ]; do i=$((i + 1)); done'
 
 
 class Arm64Tests:
@@ -59,7 +59,8 @@ class Arm64Tests:
         # Each sample asks and is refused, but for the odd one that asks
         # for nothing (perf_callchain_defer() does not ask where the
         # sample's ring buffer has no defer_output event, or its CPU no
-        # slot): 1 to 4 of 13,000 to 15,500 in CI and guest runs.
+        # slot): 1 to 4 of 13,000 to 17,700 in CI and guest runs of a
+        # loop of 20,000.
         if refused < len(samples) - len(samples) // 100:
             raise Failed('rejected_arch grew by %d for %d compat samples' %
                          (refused, len(samples)))
