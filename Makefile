@@ -43,8 +43,8 @@ kernel: tree		## configure and build the guest kernel
 matrix:			## build matrix: configs without SFrame/deferral/perf, i386, arm64, Debian's config, every step of the series
 	harness/matrix
 
-deb:			## Debian packages of the kernel (Debian's config, fewer modules) and of our perf, in build/deb/
-	harness/deb
+deb:			## Debian packages of the kernel (Debian's config, fewer modules) and of our perf, in build/deb/; ARCH=arm64: cross-built, in build/deb-arm64/
+	harness/deb $(if $(ARCH),--arch $(ARCH))
 
 install-test:		## make deb's packages installed on a Debian 12 image, booted by GRUB, profiling itself (about 2 hours on a fresh machine)
 	harness/install-test

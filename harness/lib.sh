@@ -146,12 +146,14 @@ sha256() {
 	sha256sum "$1" | cut -d' ' -f1
 }
 
-# A private apt state in folder $1 for suite $3 of the Debian archive $2:
-# sets APT_OPTS, with which apt-get update, apt-cache and apt-get download
-# fetch another release's packages and leave the host's sources, lists and
-# status as they are (harness/sframe-toolchain, libbpf-tools, mainline).
+# A private apt state in folder $1 for suite $3 of the Debian archive $2,
+# for architecture $4 (amd64 if not given): sets APT_OPTS, with which
+# apt-get update, apt-cache and apt-get download fetch another release's
+# or architecture's packages and leave the host's sources, lists and
+# status as they are (harness/sframe-toolchain, libbpf-tools, mainline,
+# debian-config).
 apt_private() {
-	local dir=$1 mirror=$2 suite=$3
+	local dir=$1 mirror=$2 suite=$3 arch=${4:-amd64}
 
 	mkdir -p "$dir/state/lists/partial" "$dir/cache/archives/partial"
 	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $suite main" \
@@ -159,7 +161,7 @@ apt_private() {
 	: >"$dir/status"
 	APT_OPTS=(-o "Dir::State=$dir/state" -o "Dir::State::status=$dir/status"
 		-o "Dir::Cache=$dir/cache" -o "Dir::Etc::SourceList=$dir/sources.list"
-		-o "Dir::Etc::SourceParts=$dir/none" -o "APT::Architecture=amd64"
+		-o "Dir::Etc::SourceParts=$dir/none" -o "APT::Architecture=$arch"
 		-o "APT::Sandbox::User=root" -q)
 }
 
