@@ -146,18 +146,27 @@ sha256() {
 	sha256sum "$1" | cut -d' ' -f1
 }
 
-# A private apt state in folder $1 for suite $3 of the Debian archive $2,
-# for architecture $4 (amd64 if not given): sets APT_OPTS, with which
-# apt-get update, apt-cache and apt-get download fetch another release's
-# or architecture's packages and leave the host's sources, lists and
-# status as they are (harness/sframe-toolchain, libbpf-tools, mainline,
+# A private apt state in folder $1 for suite $3 of the Debian archive $2
+# (with both empty: every archive and suite the host's apt reads), for
+# architecture $4 (amd64 if not given): sets APT_OPTS, with which apt-get
+# update, apt-cache and apt-get download fetch another release's or
+# architecture's packages and leave the host's sources, lists and status
+# as they are (harness/sframe-toolchain, libbpf-tools, mainline,
 # debian-config).
 apt_private() {
 	local dir=$1 mirror=$2 suite=$3 arch=${4:-amd64}
+	local key=/usr/share/keyrings/debian-archive-keyring.gpg
 
 	mkdir -p "$dir/state/lists/partial" "$dir/cache/archives/partial"
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $suite main" \
-		>"$dir/sources.list"
+	if [ -n "$mirror" ]; then
+		echo "deb [signed-by=$key] $mirror $suite main" >"$dir/sources.list"
+	else
+		# shellcheck disable=SC2016	# apt's own $(FIELD)s
+		apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2>/dev/null | sort -u |
+			while read -r mirror suite; do
+				echo "deb [signed-by=$key] $mirror $suite main"
+			done >"$dir/sources.list"
+	fi
 	: >"$dir/status"
 	APT_OPTS=(-o "Dir::State=$dir/state" -o "Dir::State::status=$dir/status"
 		-o "Dir::Cache=$dir/cache" -o "Dir::Etc::SourceList=$dir/sources.list"
