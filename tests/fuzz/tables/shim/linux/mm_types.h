@@ -8,6 +8,8 @@ struct vm_area_struct;
 
 struct mm_struct {
 	struct sframe_mm	*sframe_cache;
+	unsigned int		unwind_text_seq;
+	unsigned int		unwind_text_gen;
 };
 
 #endif /* _FUZZ_LINUX_MM_TYPES_H */
