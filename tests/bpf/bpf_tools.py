@@ -278,6 +278,37 @@ def perf_event_fds(pid):
     return n
 
 
+def parse_ustack_map(text, head):
+    """A bpftrace map keyed by some fields and a ustack: each entry's first
+    line matches @head, whose groups are the key's fields and, last, what
+    follows them (']: COUNT' for an entry without a frame); then a line per
+    frame, 'ADDR SYM+OFF (FILE)', then ']: COUNT'. [(key fields, [(sym,
+    file)], count)], file '' where the line has none."""
+    stacks, cur = [], None
+    for line in text.splitlines():
+        m = re.match(head, line)
+        if m:
+            cur = (m.groups()[:-1], [])
+            rest = re.match(r'^\]: (\d+)$', m.groups()[-1])
+            if rest:
+                stacks.append(cur + (int(rest.group(1)),))
+                cur = None
+            continue
+        if cur is None:
+            continue
+        m = re.match(r'^\]: (\d+)$', line)
+        if m:
+            stacks.append(cur + (int(m.group(1)),))
+            cur = None
+            continue
+        m = re.match(r'^\s+[0-9a-f]+ (.*) \((.*)\)$', line)
+        if m:
+            cur[1].append((m.group(1), m.group(2)))
+        elif line.strip():
+            cur[1].append((line.strip(), ''))
+    return stacks
+
+
 def frame_name(sym):
     """A symbol as the tools print it, without its offset; None if unnamed."""
     if sym in ('[unknown]', '') or re.fullmatch(r'0x[0-9a-f]+', sym):
@@ -437,26 +468,9 @@ class Bpftrace(Tool):
     def parse(self, text):
         """Entries '@s[PID, COMM, ' then a line per frame, 'ADDR SYM+OFF
         (FILE)', then ']: COUNT'; no frame at all: '@s[PID, COMM, ]: COUNT'."""
-        stacks, cur = [], None
-        for line in text.splitlines():
-            m = re.match(r'^@s\[(\d+), (.*?), (.*)$', line)
-            if m:
-                cur = (int(m.group(1)), m.group(2), [])
-                rest = re.match(r'^\]: (\d+)$', m.group(3))
-                if rest:
-                    stacks.append(cur + (int(rest.group(1)),))
-                    cur = None
-                continue
-            if cur is None:
-                continue
-            m = re.match(r'^\]: (\d+)$', line)
-            if m:
-                stacks.append(cur + (int(m.group(1)),))
-                cur = None
-                continue
-            m = re.match(r'^\s+[0-9a-f]+ (.*) \((.*)\)$', line)
-            cur[2].append(frame_name(m.group(1)) if m else frame_name(line.strip()))
-        return stacks
+        return [(int(key[0]), key[1], [frame_name(sym) for sym, _ in frames], n)
+                for key, frames, n in
+                parse_ustack_map(text, r'^@s\[(\d+), (.*?), (.*)$')]
 
 
 class ProfileFormat(Tool):

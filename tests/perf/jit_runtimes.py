@@ -112,7 +112,8 @@ sys.path.insert(0, os.path.join(ROOT, 'tests', 'bpf'))
 
 from perf_e2e import KERNEL_MIN, Failed, Skipped, tap  # noqa: E402
 from bpf_tools import (ADDR_NO_RANDOMIZE, SWITCH, bpf_delta, counters,  # noqa: E402
-                       frame_name, perf_event_fds, reaches_root, set_switch)
+                       frame_name, parse_ustack_map, perf_event_fds,
+                       reaches_root, set_switch)
 
 BUILD = os.environ.get('BUILD', os.path.join(ROOT, 'build'))
 PERF = os.path.join(BUILD, 'perf', 'perf')
@@ -510,29 +511,8 @@ def parse_bpftrace(text):
     """Entries '@[COMM, ' then a line per frame 'ADDR SYM+OFF (FILE)', then
     ']: COUNT' (or '@[COMM, ]: COUNT' without a frame): [(comm, [(sym,
     file)], count)]."""
-    stacks, cur = [], None
-    for line in text.splitlines():
-        m = re.match(r'^@\[(.*?), (.*)$', line)
-        if m:
-            cur = (m.group(1), [])
-            rest = re.match(r'^\]: (\d+)$', m.group(2))
-            if rest:
-                stacks.append(cur + (int(rest.group(1)),))
-                cur = None
-            continue
-        if cur is None:
-            continue
-        m = re.match(r'^\]: (\d+)$', line)
-        if m:
-            stacks.append(cur + (int(m.group(1)),))
-            cur = None
-            continue
-        m = re.match(r'^\s+[0-9a-f]+ (.*) \((.*)\)$', line)
-        if m:
-            cur[1].append((m.group(1), m.group(2)))
-        elif line.strip():
-            cur[1].append((line.strip(), ''))
-    return stacks
+    return [(key[0], frames, n) for key, frames, n in
+            parse_ustack_map(text, r'^@\[(.*?), (.*)$')]
 
 
 class Bpftrace:
