@@ -237,6 +237,54 @@ class TableTests:
         if bad:
             raise Failed('\n'.join(bad))
 
+    def test_chains_through_a_signal_handler_reach_the_root(self):
+        """getppid(2) samples from a SIGPROF handler of a -O2 program (no
+        frame pointers, .eh_frame only) whose timer interrupts it anywhere
+        in main -> outer -> middle -> inner (tests/perf/signal_spin.c):
+        with --call-graph sframe every sample's user chain goes through
+        the handler and the signal frame and on to the process's root,
+        from whatever instruction the signal interrupted. Three runs: a stop in one
+        interrupted instruction in a thousand shows in one run of three."""
+        methods = open(METHODS).read().split() if os.path.exists(METHODS) else []
+        if 'eh_frame' not in methods:
+            raise Skipped('this kernel does not walk .eh_frame (%s: %s)' %
+                          (METHODS, ' '.join(methods) or 'missing'))
+        prog = os.path.join(os.path.dirname(SFRAME_WORKLOAD), 'signal_spin')
+        if not os.access(prog, os.X_OK):
+            raise Skipped('%s is not built (harness/perf)' % prog)
+        want = ['handler_leaf', 'handler_mid', 'on_alarm']
+        bad, total = [], 0
+        for n in range(3):
+            data = self.path('signal-spin-%d.data' % n)
+            run([PERF, 'record', '-q', '-o', data, '-e', 'syscalls:sys_enter_getppid',
+                 '-c', '1', '--call-graph', 'sframe', '--', prog, '2'], timeout=300)
+            items, _ = script(data)
+            samples = [it for it in items if 'record' not in it and
+                       it['head'].split()[0] == 'signal_spin']
+            short = {}
+            for it in samples:
+                # GCC's clones keep their name before a dot (.constprop.0).
+                user = [f.split('.')[0] for f in user_part(it['frames'])[0]]
+                # getppid's libc wrapper, the handler's own chain, then
+                # the interrupted one to the root (main's, or exit's).
+                if ([f for f in user if f in want] != want or not user or
+                        not user[-1].startswith(DEBIAN_ROOTS)):
+                    key = ' '.join(user[-4:]) if user else '(no user part)'
+                    short[key] = short.get(key, 0) + 1
+            total += len(samples)
+            print('# run %d: %d of %d samples reach the root through the handler' %
+                  (n, len(samples) - sum(short.values()), len(samples)))
+            if len(samples) < 100:
+                bad.append('run %d: only %d getppid samples of signal_spin' %
+                           (n, len(samples)))
+            if short:
+                bad.append('run %d: %d of %d samples stop short; their last frames: %s' %
+                           (n, sum(short.values()), len(samples),
+                            ', '.join('%s (%d)' % e for e in
+                                      sorted(short.items(), key=lambda e: -e[1])[:5])))
+        if bad:
+            raise Failed('\n'.join(bad))
+
     def check_merged_views(self, name, data, samples, roots):
         """inject --merge-callchains and report -g folded show the chains
         perf script showed: as many samples reach the root in each."""
