@@ -151,8 +151,8 @@ sha256() {
 # architecture $4 (amd64 if not given): sets APT_OPTS, with which apt-get
 # update, apt-cache and apt-get download fetch another release's or
 # architecture's packages and leave the host's sources, lists and status
-# as they are (harness/sframe-toolchain, libbpf-tools, mainline,
-# debian-config).
+# as they are (harness/sframe-toolchain, libbpf-tools, python-testing,
+# mainline, debian-config).
 apt_private() {
 	local dir=$1 mirror=$2 suite=$3 arch=${4:-amd64}
 	local key=/usr/share/keyrings/debian-archive-keyring.gpg

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""User callchains of JIT runtimes: node and java under perf and bpftrace (TAP).
+"""User callchains of JIT runtimes: node, java and python under perf, node under
+bpftrace (TAP).
 
     jit_runtimes.py [--perf PERF] [--seconds S] [--freq HZ] [--dwarf]
                     [--require-sframe] [--java-jit] [RUNTIME...]
 
-    RUNTIME         node, java, bpftrace (default: all three)
+    RUNTIME         node, java, python, bpftrace (default: all four)
     --perf PERF     the perf to run (default $BUILD/perf/perf, $BUILD being
                     build/ under the repository root unless set)
     --seconds S     how long each workload spins (default 3)
@@ -36,17 +37,26 @@ function 20 deep that spins at the bottom, for S seconds.
            the map names is freed or recompiled before the map is written
            (with --java-jit, C2 inlines part of the recursion, when it gets
            to it, and code replaced before exit is missing from the map).
+    python Debian testing's python3.13 (harness/python-testing unpacks it
+           on the host, with its own loader and C library; Debian 12's 3.11
+           has no perf trampolines) -X perf: each Python function is
+           entered through a trampoline of its own, a copy in anonymous
+           memory that /tmp/perf-PID.map names ("py::down:/tmp/.../spin.py").
+           The trampolines keep a frame pointer (push %rbp; mov %rsp,%rbp)
+           and have no table; the interpreter has tables (.eh_frame) and no
+           frame pointers, so by frame pointers a chain goes wrong at the
+           interpreter's first frame.
 
 Each is recorded with perf record -e cpu-clock -F HZ --call-graph MODE for
 MODE fp, sframe (the kernel's table walk: SFrame, then .eh_frame, then frame
 pointers) and, with --dwarf, dwarf; then perf script -F
 comm,pid,tid,ip,sym,dso. The samples counted are those of the thread that
-runs the program: node's main thread (tid == pid), java's busiest thread
-(the launcher runs the JVM's main in a thread of its own). For each mode:
-the samples, the share whose user chain reaches the root, and the JIT
-frames per sample: user frames whose symbol came from /tmp/perf-PID.map
-(its dso), or that carry a JIT name ("JS:", "LazyCompile:", "Function:",
-"*", "~" first).
+runs the program: node's and python's main thread (tid == pid), java's
+busiest thread (the launcher runs the JVM's main in a thread of its own).
+For each mode: the samples, the share whose user chain reaches the root,
+and the JIT frames per sample: user frames whose symbol came from
+/tmp/perf-PID.map (its dso), or that carry a JIT name ("JS:",
+"LazyCompile:", "Function:", "*", "~", "py::" first).
 
 A user chain reaches the root as tests/bpf/bpf_tools.py defines it (its
 reaches_root(), used here): its outermost frame is _start, ld.so's
@@ -70,30 +80,34 @@ The user chain is what comes after the last kernel frame.
 
 What it asserts (one TAP line each):
 
-    node_fp_resolves_jit_frames, java_fp_resolves_jit_frames
+    node_fp_resolves_jit_frames, java_..., python_...
               the fp recording has at least 100 samples of the program's
               thread, and at least 10 of them have a frame named from
               /tmp/perf-PID.map (else the comparisons below would compare
-              nothing)
-    node_sframe_reaches_root_as_often_as_fp, java_...
+              nothing). python's: a skip, not a failure, when fewer do, as
+              with Debian's python3.13, whose interpreter keeps no frame
+              pointer; then python_sframe_keeps_jit_frames checks the map
+    node_sframe_reaches_root_as_often_as_fp, java_..., python_...
               the share of sframe's samples (100 at least) that reach the
               root is at least fp's minus 3 percentage points (TOLERANCE)
-    node_sframe_keeps_jit_frames, java_...
-              sframe's JIT frames per sample are at least 90 % of fp's
+    node_sframe_keeps_jit_frames, java_..., python_...
+              sframe's JIT frames per sample are at least 90 % of fp's;
+              python's: and at least 10 of its samples have one
     bpftrace_node_tables_reach_root_as_often_as_fp
               with bpf_tables at 1 the share of samples (weighted by count,
               50 at least per phase) reaching the root is at least the share
               at 0 minus 3 percentage points
 
-A runtime (node, java and javac, bpftrace, or the switch) missing from the
-machine makes its tests "ok N name # SKIP reason"; so does a perf record
---call-graph sframe that fails, unless --require-sframe. Figures are '#'
-lines. Each recording spins S seconds (3) at HZ (499): at the emulator's
-speed the whole run takes a few minutes of guest time, most of it the
-runtimes' start-up, javac, perf script and bpftrace's own start.
+A runtime (node, java and javac, python that harness/python-testing could
+not prepare, bpftrace, or the switch) missing from the machine makes its
+tests "ok N name # SKIP reason"; so does a perf record --call-graph sframe
+that fails, unless --require-sframe. Figures are '#' lines. Each
+recording spins S seconds (3) at HZ (499): at the emulator's speed the
+whole run takes a few minutes of guest time, most of it the runtimes'
+start-up, javac, perf script and bpftrace's own start.
 
 On the host (a kernel without the table walk) the distribution's perf can
-check the rest: jit_runtimes.py --perf /usr/bin/perf --dwarf node java
+check the rest: jit_runtimes.py --perf /usr/bin/perf --dwarf node java python
 """
 import collections
 import ctypes
@@ -120,6 +134,9 @@ PERF = os.path.join(BUILD, 'perf', 'perf')
 NODE = '/usr/bin/node'
 JAVA = '/usr/bin/java'
 JAVAC = '/usr/bin/javac'
+# Prints the folder of a python3 with -X perf: Debian testing's (Debian 12's
+# 3.11 has no perf trampolines), unpacked by the host before the guest runs
+PYTHON_TESTING = os.path.join(ROOT, 'harness', 'python-testing')
 # harness/guest-tests' factor for slower kernels (make debug: 3)
 SCALE = int(os.environ.get('GUEST_TIMEOUT_SCALE', '1'))
 
@@ -129,7 +146,7 @@ JIT_KEEP = 0.9          # sframe's JIT frames per sample, at least, of fp's
 MIN_SAMPLES = 100       # per mode, of the program's thread (perf)
 MIN_BPF_SAMPLES = 50    # per switch (bpftrace)
 MIN_JIT_SAMPLES = 10    # fp samples with a JIT frame: the map was read
-JIT_PREFIXES = ('JS:', 'LazyCompile:', 'Function:', '*', '~')
+JIT_PREFIXES = ('JS:', 'LazyCompile:', 'Function:', '*', '~', 'py::')
 PERF_MAP = re.compile(r'(?:^|/)perf-(\d+)\.map$')
 
 NODE_PROGRAM = r'''
@@ -191,6 +208,31 @@ public class Spin {
         System.out.println("done " + total);
     }
 }
+''' % DEPTH
+
+PYTHON_PROGRAM = r'''
+import sys
+import time
+
+DEPTH = %d
+
+
+def leaf():
+    s = 0
+    for i in range(200000):
+        s = (s + i * i) %% 1000003
+    return s
+
+
+def down(n):
+    return down(n - 1) + 1 if n > 0 else leaf()
+
+
+end = time.monotonic() + float(sys.argv[1])
+total = 0
+while time.monotonic() < end:
+    total += down(DEPTH)
+print('done', total)
 ''' % DEPTH
 
 
@@ -503,6 +545,74 @@ class Java(Runtime):
         return [s for s in samples if (s['pid'], s['tid']) == busiest]
 
 
+class Python(Runtime):
+    name = 'python'
+    comm = 'python'     # a prefix: python3.13, the wrapper's python3 before
+
+    def __init__(self, opts, tmp):
+        super().__init__(opts, tmp)
+        self.python = None
+
+    def available(self):
+        """harness/python-testing's python3: unpacked (on the host, which
+        can download; in the guest, which cannot, it only finds it there)."""
+        try:
+            p = subprocess.run([PYTHON_TESTING], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, errors='replace',
+                               timeout=300 * SCALE, stdin=subprocess.DEVNULL,
+                               env=dict(os.environ, BUILD=BUILD))
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise Skipped('harness/python-testing: %s' % e)
+        said = [l for l in p.stderr.strip().splitlines() if l.strip()]
+        if p.returncode or not p.stdout.strip():
+            why = [l for l in said if 'error:' in l] or said[-1:] or ['no message']
+            raise Skipped('Debian testing\'s python is not prepared (harness/python-testing, '
+                          'exit %d): %s' % (p.returncode, why[-1].strip()))
+        python = os.path.join(p.stdout.strip().splitlines()[-1], 'python3')
+        if not os.access(python, os.X_OK):
+            raise Skipped('harness/python-testing made no %s' % python)
+        _, out, _ = run([python, '-c', 'import sys; print(sys.version.split()[0])'],
+                        timeout=60 * SCALE)
+        print('# python: %s %s -X perf' % (python, out.strip()))
+        self.python = python
+
+    def prepare(self):
+        self.py = os.path.join(self.tmp, 'spin.py')
+        with open(self.py, 'w') as f:
+            f.write(PYTHON_PROGRAM)
+
+    def argv(self):
+        return [self.python, '-X', 'perf', self.py, '%g' % self.opts.seconds]
+
+    def pick(self, samples):
+        return [s for s in samples if s['comm'].startswith(self.comm) and
+                s['tid'] == s['pid']]
+
+    def fp_resolves_jit_frames(self):
+        """A skip when the frame pointers name no trampoline: the
+        interpreter has none of its own (Debian's python3.13), so its
+        first frame's caller is garbage (node's and java's runtimes keep
+        them). sframe_keeps_jit_frames then checks that perf read the map."""
+        fp = self.tally('fp')
+        if fp.samples < MIN_SAMPLES:
+            raise Failed('fp: only %d samples of the program\'s thread; expected %d' %
+                         (fp.samples, MIN_SAMPLES))
+        if fp.with_jit < MIN_JIT_SAMPLES:
+            raise Skipped('fp: %d of %d samples have a frame named from /tmp/perf-PID.map: '
+                          'the interpreter keeps no frame pointer, only its trampolines do '
+                          '(python_sframe_keeps_jit_frames asks %d of sframe\'s)' %
+                          (fp.with_jit, fp.samples, MIN_JIT_SAMPLES))
+
+    def sframe_keeps_jit_frames(self):
+        """And, fp's being none perhaps, at least MIN_JIT_SAMPLES of
+        sframe's samples have a frame named from /tmp/perf-PID.map."""
+        super().sframe_keeps_jit_frames()
+        sf = self.tally('sframe')
+        if sf.with_jit < MIN_JIT_SAMPLES:
+            raise Failed('sframe: only %d of %d samples have a frame named from '
+                         '/tmp/perf-PID.map' % (sf.with_jit, sf.samples))
+
+
 def no_aslr():
     ctypes.CDLL(None).personality(ADDR_NO_RANDOMIZE)
 
@@ -667,7 +777,7 @@ class Options:
 
 
 USAGE = ('usage: jit_runtimes.py [--perf PERF] [--seconds S] [--freq HZ] [--dwarf] '
-         '[--require-sframe] [--java-jit] [node|java|bpftrace...]')
+         '[--require-sframe] [--java-jit] [node|java|python|bpftrace...]')
 
 
 def parse_args(args):
@@ -687,11 +797,11 @@ def parse_args(args):
                 return None, None
         elif a in ('--dwarf', '--require-sframe', '--java-jit'):
             setattr(opts, a[2:].replace('-', '_'), True)
-        elif a in ('node', 'java', 'bpftrace'):
+        elif a in ('node', 'java', 'python', 'bpftrace'):
             which.append(a)
         else:
             return None, None
-    return opts, which or ['node', 'java', 'bpftrace']
+    return opts, which or ['node', 'java', 'python', 'bpftrace']
 
 
 def guarded(fn):
@@ -713,10 +823,10 @@ def main():
         print(USAGE, file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix='jit-runtimes-') as tmp:
-        node, java = Node(opts, tmp), Java(opts, tmp)
+        node, java, python = Node(opts, tmp), Java(opts, tmp), Python(opts, tmp)
         bpf = Bpftrace(opts, tmp, Node(opts, tmp))
         tests = []
-        for rt in (node, java):
+        for rt in (node, java, python):
             if rt.name in which:
                 tests += [('%s_fp_resolves_jit_frames' % rt.name, rt.fp_resolves_jit_frames),
                           ('%s_sframe_reaches_root_as_often_as_fp' % rt.name,
