@@ -5,7 +5,7 @@
  * cpu-clock samples, walking by frame pointers as stock 6.12 does
  * (/sys/kernel/unwind_user/bpf_tables 0, mode "stock-fp") or by the unwind
  * tables and frame pointers, with the rules the mm remembers (1, the
- * default). Three figures:
+ * default). Four figures:
  *
  * Cost per call (case "depth=N"): the helper timed inside the program
  * (bpf_ktime_get_ns() before and after, less one clock read measured in
@@ -35,6 +35,27 @@
  * walks that ended at an unmet rule (unmet_pct, from the counters), the
  * clock read taken off, and per frame the ratio to stock-fp and, for the
  * tables, to fp (medians of the rounds' own ratios).
+ *
+ * Cost per call under churn (case "churn,depth=N"): the same, while a
+ * sibling thread of this program maps 64 KiB of anonymous memory, writes
+ * its first page and unmaps it, in a loop, on the other CPU (bpf_churn.c),
+ * as allocators, garbage collectors and language runtimes do all the
+ * time: each mapping moves the mmap lock's sequence count, and none
+ * changes the process's text, which the ranges of mappings that the walks
+ * in an interrupt use hold through. The churn is anonymous only, the
+ * common case: a thread that maps text (a JIT, dlopen()) changes those
+ * ranges by design, so that the next walks must check them again, and
+ * that is another figure than this one. Modes stock-fp and fp on
+ * libspin-fp.so and eh_frame on libspin-eh.so with the churn, and
+ * stock-fp without it, in the same rounds, taking turns as above (the
+ * three with the churn next to each other: the thread starts and stops
+ * once per round and depth). Rows as the depth case's, the ratios being
+ * to stock-fp and fp under the same churn, and two more: per frame the
+ * ratio to stock-fp without the churn (x_quiet_stock_fp_per_frame, the
+ * median of the rounds' own ratios), and the churn's pace, mappings made
+ * and unmapped per ms of the slices (churn_maps_per_ms). In the emulated
+ * guest the churning vCPU also takes host CPU from the sampled one:
+ * x_stock_fp_per_frame compares walks under the same load.
  *
  * The warm-up (case "new process,depth=N"): a new process (fork: a new
  * mm, which has met no mapping and remembers no rule) spins at the bottom
@@ -127,11 +148,43 @@ struct bpf_slice {
 	double ns_per_call, ns_per_frame;
 };
 
-/* Sums of the kept rounds, per depth and mode. */
+/* Sums of the kept rounds, per depth and slot. */
 struct bpf_sums {
 	double calls, frames, short_calls, clock_ns, errors;
+	double churn_maps, churn_ms;	/* with the churn: its mappings, time */
 	long c[NKEYS];
 };
+
+/*
+ * Where a slice is in a case of the cost figures: its mode, and whether
+ * the churn thread runs meanwhile.
+ */
+struct cost_slot {
+	int mode;
+	bool churn;
+};
+
+/* The depth case's: every mode, no churn (slot m is mode m). */
+static const struct cost_slot depth_slots[BPF_MODES] = {
+	{ STOCK_FP }, { FP }, { EH_FRAME }, { SFRAME },
+};
+
+/* The churn case's: stock-fp without the churn, three modes with it. */
+static const struct cost_slot churn_slots[] = {
+	{ STOCK_FP, false }, { STOCK_FP, true }, { FP, true }, { EH_FRAME, true },
+};
+#define CHURN_SLOTS	((int)(sizeof(churn_slots) / sizeof(churn_slots[0])))
+
+/* The slot of @n @slots with mode @mode and churn @churn; -1 if none. */
+static int slot_of(const struct cost_slot *slots, int n, int mode, bool churn)
+{
+	int s;
+
+	for (s = 0; s < n; s++)
+		if (slots[s].mode == mode && slots[s].churn == churn)
+			return s;
+	return -1;
+}
 
 /* A slice of mode @mode begins: the switch set, the sums cleared. */
 static void slice_begin(int mode, int depth, long *c0)
@@ -193,49 +246,75 @@ static double ratio(const struct bpf_slice *a, const struct bpf_slice *b,
 	return median(v, rounds);
 }
 
-/* The rows of mode @m in case @name, from its slices @sl[m][0..rounds). */
-static void emit_cost(const char *name, int m,
-		      struct bpf_slice sl[BPF_MODES][BPF_ROUNDS],
-		      const struct bpf_sums *s, int rounds)
+/* @a / @b, or 0. */
+static double per(double a, double b)
 {
+	return b > 0 ? a / b : 0;
+}
+
+/*
+ * The rows of slot @s of the @n @slots of case @name, from its slices
+ * @sl[s][0..rounds): the ratios per frame are to the slots of stock-fp
+ * and fp with the same churn, and with the churn to stock-fp without it.
+ */
+static void emit_cost(const char *name, const struct cost_slot *slots, int n,
+		      int s, struct bpf_slice sl[BPF_MODES][BPF_ROUNDS],
+		      const struct bpf_sums *sum, int rounds)
+{
+	int m = slots[s].mode, b;
 	const char *mode = bpf_modes[m].name;
+	bool churn = slots[s].churn;
 	double v[BPF_ROUNDS];
 	int r;
 
-	if (s->errors)
+	if (sum->errors)
 		fprintf(stderr, "deferred_bench: bpf: %s, %s: %.0f errors\n",
-			name, mode, s->errors);
+			name, mode, sum->errors);
 	for (r = 0; r < rounds; r++)
-		v[r] = sl[m][r].ns_per_call / 1000;
+		v[r] = sl[s][r].ns_per_call / 1000;
 	emit("bpf", name, mode, "us_per_call", median(v, rounds));
 	for (r = 0; r < rounds; r++)
-		v[r] = sl[m][r].ns_per_frame;
+		v[r] = sl[s][r].ns_per_frame;
 	emit("bpf", name, mode, "ns_per_frame", median(v, rounds));
-	emit("bpf", name, mode, "frames_per_call",
-	     s->calls ? s->frames / s->calls : 0);
+	emit("bpf", name, mode, "frames_per_call", per(sum->frames, sum->calls));
 	emit("bpf", name, mode, "short_pct",
-	     s->calls ? 100 * s->short_calls / s->calls : 0);
-	emit("bpf", name, mode, "clock_read_ns",
-	     s->calls ? s->clock_ns / s->calls : 0);
-	emit("bpf", name, mode, "calls", s->calls);
+	     100 * per(sum->short_calls, sum->calls));
+	emit("bpf", name, mode, "clock_read_ns", per(sum->clock_ns, sum->calls));
+	emit("bpf", name, mode, "calls", sum->calls);
 	if (bpf_modes[m].tables)
 		emit("bpf", name, mode, "unmet_pct",
-		     s->c[WALKS] > 0 ? 100.0 * s->c[UNMET] / s->c[WALKS] : 0);
-	if (m > STOCK_FP)
+		     100.0 * per(sum->c[UNMET], sum->c[WALKS]));
+	b = slot_of(slots, n, STOCK_FP, churn);
+	if (m > STOCK_FP && b >= 0)
 		emit("bpf", name, mode, "x_stock_fp_per_frame",
-		     ratio(sl[m], sl[STOCK_FP], rounds));
-	if (m > FP)
+		     ratio(sl[s], sl[b], rounds));
+	b = slot_of(slots, n, FP, churn);
+	if (m > FP && b >= 0)
 		emit("bpf", name, mode, "x_fp_per_frame",
-		     ratio(sl[m], sl[FP], rounds));
+		     ratio(sl[s], sl[b], rounds));
+	b = slot_of(slots, n, STOCK_FP, false);
+	if (churn && b >= 0)
+		emit("bpf", name, mode, "x_quiet_stock_fp_per_frame",
+		     ratio(sl[s], sl[b], rounds));
+	if (churn)
+		emit("bpf", name, mode, "churn_maps_per_ms",
+		     per(sum->churn_maps, sum->churn_ms));
 }
 
-static void bpf_cost(long spins_per_ms)
+/*
+ * A case of the cost figures, "@prefix" "depth=N": this program's own
+ * thread, in each round and at each depth, spins a slice in each of the
+ * @n @slots in turn; rows for the slots whose churn is @churn.
+ */
+static void cost_case(const char *prefix, const struct cost_slot *slots,
+		      int n, bool churn, long spins_per_ms)
 {
-	int rounds = smoke ? 1 : BPF_ROUNDS, di, m, r, i;
-	long spins = spins_per_ms * (smoke ? 5 : BPF_SLICE_MS);
+	int rounds = smoke ? 1 : BPF_ROUNDS, di, s, r, i;
+	long spins = spins_per_ms * (smoke ? 5 : BPF_SLICE_MS), maps;
 	static struct bpf_slice sl[BPF_DEPTHS][BPF_MODES][BPF_ROUNDS];
 	struct bpf_sums sum[BPF_DEPTHS][BPF_MODES] = { };
-	char name[32];
+	char name[48];
+	double t0;
 	int fd;
 
 	fd = bpf_event_open(0, BPF_PERIOD, 0);
@@ -243,21 +322,31 @@ static void bpf_cost(long spins_per_ms)
 	for (r = -1; r < rounds; r++) {
 		for (di = 0; di < BPF_DEPTHS; di++) {
 			/* odd rounds reverse the order: trends cancel */
-			for (i = 0; i < BPF_MODES; i++) {
-				m = r % 2 ? BPF_MODES - 1 - i : i;
-				bpf_slice(fd, m, bpf_depths[di], spins,
-					  r < 0 ? NULL : &sl[di][m][r],
-					  &sum[di][m]);
+			for (i = 0; i < n; i++) {
+				s = r % 2 ? n - 1 - i : i;
+				churn_set(slots[s].churn);
+				maps = churn_maps();
+				t0 = now_ns();
+				bpf_slice(fd, slots[s].mode, bpf_depths[di], spins,
+					  r < 0 ? NULL : &sl[di][s][r],
+					  &sum[di][s]);
+				if (r < 0 || !slots[s].churn)
+					continue;
+				sum[di][s].churn_ms += (now_ns() - t0) / 1e6;
+				sum[di][s].churn_maps += churn_maps() - maps;
 			}
 		}
 	}
+	churn_set(false);
 	close(fd);
 	set_tables(1);
 
 	for (di = 0; di < BPF_DEPTHS; di++) {
-		snprintf(name, sizeof(name), "depth=%d", bpf_depths[di]);
-		for (m = 0; m < BPF_MODES; m++)
-			emit_cost(name, m, sl[di], &sum[di][m], rounds);
+		snprintf(name, sizeof(name), "%sdepth=%d", prefix, bpf_depths[di]);
+		for (s = 0; s < n; s++)
+			if (slots[s].churn == churn)
+				emit_cost(name, slots, n, s, sl[di], &sum[di][s],
+					  rounds);
 	}
 }
 
@@ -266,7 +355,7 @@ static void bpf_cost(long spins_per_ms)
  * spin-fp-static, which harness/bench links statically with frame pointers,
  * no unwind tables and no .eh_frame_hdr, spins at the bottom of the chain
  * in a child, sampled with the switch off (stock-fp) and on (fp) in turns
- * of a slice each, as bpf_cost() samples this program. Its first walk with
+ * of a slice each, as cost_case() samples this program. Its first walk with
  * the switch on asks for a warm-up, which finds that none of its files has
  * a table: from then on its walks are those of frame pointers alone. The
  * child shares CPU 0 with this program, which sleeps while a slice runs.
@@ -316,8 +405,8 @@ static void bpf_no_table(const char *dir)
 		snprintf(name, sizeof(name), "no-table process,depth=%d",
 			 bpf_depths[di]);
 		for (i = 0; i < 2; i++)
-			emit_cost(name, modes[i], sl[di], &sum[di][modes[i]],
-				  rounds);
+			emit_cost(name, depth_slots, 2, modes[i], sl[di],
+				  &sum[di][modes[i]], rounds);
 	}
 }
 
@@ -427,12 +516,6 @@ static void emit_median_max(const char *c, const char *mode,
 	emit("bpf", c, mode, name, isinf(v[n / 2]) ? -1 : v[n / 2]);
 	snprintf(name, sizeof(name), "%s_max", metric);
 	emit("bpf", c, mode, name, isinf(v[n - 1]) ? -1 : v[n - 1]);
-}
-
-/* @a / @b, or 0. */
-static double per(double a, double b)
-{
-	return b > 0 ? a / b : 0;
 }
 
 static void bpf_warm(void)
@@ -759,7 +842,8 @@ void bench_bpf(void)
 	if (spins_per_ms < 1)
 		spins_per_ms = 1;
 
-	bpf_cost(spins_per_ms);
+	cost_case("", depth_slots, BPF_MODES, false, spins_per_ms);
+	cost_case("churn,", churn_slots, CHURN_SLOTS, true, spins_per_ms);
 	bpf_no_table(dir);
 	/* the warm-ups' task work, in the children */
 	if (probes_setup(true)) {

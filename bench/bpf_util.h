@@ -2,12 +2,14 @@
 /*
  * What the benches of BPF's stack helpers (bench/bpf.c, bench/hostile.c)
  * share: bench/bpf_stack.bpf.c loaded, its maps, a cpu-clock event that
- * runs it, the switch between the classic walk and the tables', and the
- * unwinder's counters they read.
+ * runs it, the switch between the classic walk and the tables', the
+ * unwinder's counters they read, and a thread that maps and unmaps memory
+ * meanwhile (bpf_churn.c).
  */
 #ifndef BPF_UTIL_H
 #define BPF_UTIL_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 #include <linux/types.h>
 
@@ -45,5 +47,12 @@ int bpf_event_open(pid_t pid, long period, int on_exec);
 void bpf_counters(long *c);
 /* @d = @b - @a, key by key. */
 void bpf_counters_diff(long *d, const long *a, const long *b);
+
+/*
+ * The churn (bpf_churn.c): start the thread that maps and unmaps memory
+ * (@on) or stop it, if it is not so already; the mappings it has made.
+ */
+void churn_set(bool on);
+long churn_maps(void);
 
 #endif /* BPF_UTIL_H */

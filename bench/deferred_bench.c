@@ -18,9 +18,10 @@
  * per frame through a library of 10,000 functions, every rule looked up
  * in its .eh_frame or its SFrame table), memory (slab memory per task
  * that unwound), bpf (BPF's bpf_get_stack() on user stacks: its cost per
- * call by frame pointers and by the tables, the warm-up a new process
- * takes, and the samples Debian's python3 takes from its start before its
- * stacks reach its root), hostile (the same helper's walk on the worst
+ * call by frame pointers and by the tables, also while another thread
+ * maps and unmaps memory, the warm-up a new process takes, and the
+ * samples Debian's python3 takes from its start before its stacks reach
+ * its root), hostile (the same helper's walk on the worst
  * valid tables a process can give it, against the classic walk).
  *
  * Samples come from a tracepoint on getppid(): a syscall-heavy workload
@@ -36,9 +37,9 @@
  * One file per group of benchmarks, with bench.h for what they share
  * (common.c): space.c (bytes, lost, memory), cost.c (cost, overflow,
  * irqcost), mixed.c, python.c, complete.c, walk.c (walk, discovery), lookup.c,
- * bpf.c (with bpf_stack.bpf.c and bpf_util.c), hostile.c (its process
- * is hostile_main.c and gen_hostile.py's chain); spin.c is the chain
- * cpu-clock samples interrupt. harness/bench builds them into one program.
+ * bpf.c (with bpf_stack.bpf.c, bpf_util.c and bpf_churn.c), hostile.c
+ * (its process is hostile_main.c and gen_hostile.py's chain); spin.c is
+ * the chain cpu-clock samples interrupt. harness/bench builds them into one program.
  */
 #define _GNU_SOURCE
 #include <stdbool.h>
