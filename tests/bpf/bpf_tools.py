@@ -10,7 +10,10 @@ while /sys/kernel/unwind_user/bpf_tables reads 1, and by frame pointers, as
 stock 6.12 does, while it reads 0. Here the real tools, unmodified, sample
 Debian's own python3, perl and bash (built without frame pointers: they
 have .eh_frame only) by cpu-clock at 49 Hz, each program running a small
-CPU-bound script with some recursion:
+CPU-bound script with some recursion, and a program of ours with frame
+pointers whose main thread spins 30 calls deep while a second thread maps
+and unmaps memory in a loop (tests/bpf/churn_spin.c, harness/perf builds
+it; "churn"):
 
     bpftrace  Debian 12's bpftrace 0.17: @s[pid, comm, ustack(perf)] = count()
     bcc       Debian 12's BCC: profile-bpfcc -U, which compiles its program
@@ -44,10 +47,18 @@ __libc_start_main), or a thread's clone, clone3 or start_thread; a
 stripped program's _start has no name, so a frame just past
 __libc_start_main is its _start. Each tool, program and switch is a test
 case: with the switch on, at least TARGET of the samples after the first
-seconds (weighted by count) must reach the root and the helpers must have
-walked by the tables (bpf_walks); with it off the share is the baseline
-(Debian builds without frame pointers), must stay under 50 %, and no table
-walk may be counted. Stacks a tool could not keep are counted apart, and
+seconds (weighted by count) must reach the root and the helpers must
+have walked by the tables (bpf_walks); with it off the share is the
+baseline (Debian builds without frame pointers), must stay under 50 %,
+and no table walk may be counted. The churn program keeps frame
+pointers, so that off is 6.12's walk, which gets its stacks to main (and
+no further: libc's start code keeps no frame pointer), and a stack
+counts when it holds its thread's outermost function of the program
+(holds_thread_entry()): there the share must be at least FP_BASELINE %
+off, and on at least what it is off, less FP_NOISE points (never worse
+than 6.12, while the mmap lock's sequence moves all the time). Its
+mapping thread (named churn-mapper) counts in the first samples only.
+Stacks a tool could not keep are counted apart, and
 may be 10 % at most: BCC and libbpf-tools print "[Missed User Stack]" for a
 stack id error other than EFAULT, which a walk cannot cause (an empty walk
 is EFAULT); here it is a hash collision in the stack map, a few in the
@@ -88,7 +99,11 @@ FREQ = 49                # Hz: BCC's and libbpf-tools' profile's default
 # at its return to user space remembers them for the next samples. bash's
 # loop runs through more code than the rule cache holds (86 to 98 % reach
 # the root on the emulator; 99 % with interrupt_budget 4096).
-TARGET = {'python3': 97.0, 'perl': 97.0, 'bash': 90.0}
+TARGET = {'python3': 97.0, 'perl': 97.0, 'bash': 90.0, 'churn': 90.0}
+# Programs with frame pointers: the switch off walks them as 6.12 does.
+FP_PROGRAMS = {'churn'}
+FP_BASELINE = 90.0      # % reaching the root by 6.12's walk (switch off)
+FP_NOISE = 2.0          # points the switch on may lose to sampling alone
 OFF_LIMIT = 50.0        # % reaching the root by frame pointers: the switch works
 MIN_SAMPLES = 50        # per program and switch, after the first seconds
 MAX_LOST = 10.0         # % of the samples a tool may lose to its stack map
@@ -157,11 +172,18 @@ echo ready
 while :; do down 6; done
 '''
 
+# harness/perf builds it; harness/install-test puts it beside this file.
+CHURN_SPIN = os.environ.get('CHURN_SPIN') or next(
+    (p for p in (os.path.join(os.path.dirname(os.path.abspath(__file__)), 'churn_spin'),
+                 os.path.join(ROOT, 'build', 'perf-tests', 'churn_spin'))
+     if os.access(p, os.X_OK)), os.path.join(ROOT, 'build', 'perf-tests', 'churn_spin'))
+
 # name, argv, the name it takes after its first seconds
 PROGRAMS = (
     ('python3', ['/usr/bin/python3', '-c', PYTHON, 'python3-warm'], 'python3-warm'),
     ('perl', ['/usr/bin/perl', '-e', PERL, 'perl-warm'], 'perl-warm'),
     ('bash', ['/bin/bash', '-c', BASH, 'bash', 'bash-warm'], 'bash-warm'),
+    ('churn', [CHURN_SPIN, 'churn-warm'], 'churn-warm'),
 )
 SWITCHES = (1, 0)
 
@@ -567,10 +589,19 @@ def reaches_root(frames):
     return len(frames) >= 2 and frames[-2] in LIBC_START
 
 
+def holds_thread_entry(frames):
+    """A churn_spin stack is whole when it holds its thread's outermost
+    function: past main, libc's start code keeps no frame pointer, so that
+    6.12's walk ends right after it, in a frame the tools may not name
+    (libbpf-tools names no local symbol of a stripped libc)."""
+    return 'main' in frames or 'map_unmap' in frames
+
+
 class Tally:
     """Samples of one program, switch and phase."""
 
-    def __init__(self):
+    def __init__(self, whole=reaches_root):
+        self.whole = whole
         self.samples = self.rooted = self.lost = 0
         self.ends = collections.Counter()
         self.short = []         # a few stacks that stop short
@@ -580,7 +611,7 @@ class Tally:
             self.lost += count
             return
         self.samples += count
-        if reaches_root(frames):
+        if self.whole(frames):
             self.rooted += count
         else:
             self.ends[(frames[-1] or '[unknown]') if frames else '(no frame)'] += count
@@ -695,7 +726,9 @@ def run_waves(tools, first, warm, tmp):
     key_of = {h.pid: key for key, h in held.items()}
     warm_names = {name: warm_name for name, _, warm_name in PROGRAMS}
     for t in tools:
-        t.results = {key: {'first': Tally(), 'warm': Tally()} for key in held}
+        t.results = {key: {phase: Tally(holds_thread_entry if key[1] in FP_PROGRAMS
+                                        else reaches_root)
+                           for phase in ('first', 'warm')} for key in held}
         stray = 0
         # A stack without a frame is one the tool lost where it said it
         # lost some and every table walk of the phase (switch on) found
@@ -718,7 +751,9 @@ def run_waves(tools, first, warm, tmp):
     return walks
 
 
-def check(tool, sw, name, res, walks, first):
+def check(tool, sw, name, res, walks, first, off=None):
+    """@off: the same tool's and program's samples with the switch off,
+    for a program with frame pointers checked with it on."""
     f, w = res['first'], res['warm']
     print('# %s %s bpf_tables=%d: after the first samples: %s; the first samples '
           '(start-up and %g s): %s' % (tool, name, sw, w.describe(), first, f.describe()))
@@ -742,7 +777,17 @@ def check(tool, sw, name, res, walks, first):
         bad.append('%d of %d samples (%.1f %%, the %d the tool lost counted as short) '
                    'reach the root; at least %g %% should' %
                    (w.rooted, w.samples + w.lost, w.pct_known(), w.lost, TARGET[name]))
-    if not sw and w.pct() >= OFF_LIMIT:
+    if name in FP_PROGRAMS:
+        if not sw and w.pct() < FP_BASELINE:
+            bad.append('%.1f %% of the samples reach the root by frame pointers (6.12\'s '
+                       'walk); at least %g %% should: the program lost its frame pointers?' %
+                       (w.pct(), FP_BASELINE))
+        if sw and off is not None and off['warm'].samples and \
+                w.pct_known() < off['warm'].pct() - FP_NOISE:
+            bad.append('%.1f %% of the samples reach the root by the tables, %.1f %% with '
+                       'them off (6.12\'s walk): worse than 6.12' %
+                       (w.pct_known(), off['warm'].pct()))
+    elif not sw and w.pct() >= OFF_LIMIT:
         bad.append('%.1f %% of the samples reach the root by frame pointers: did the '
                    'switch switch?' % w.pct())
     if walks is not None and sw and not walks:
@@ -771,6 +816,10 @@ def main():
         print('1..0 # SKIP this kernel has no %s: its BPF helpers walk by frame '
               'pointers only' % SWITCH)
         return 0
+    if not os.access(CHURN_SPIN, os.X_OK):
+        print('Bail out! %s is not built: harness/perf builds it (or set CHURN_SPIN)' %
+              CHURN_SPIN)
+        return 1
     with tempfile.TemporaryDirectory() as tmp:
         tools = [t(tmp) for t in TOOLS if not args or t.name in args]
         print('1..%d' % (len(tools) * len(PROGRAMS) * len(SWITCHES)))
@@ -809,7 +858,8 @@ def main():
                     try:
                         if t.error:
                             raise Failed('%s failed (above)' % t.name)
-                        check(t.name, sw, name, t.results[sw, name], walks.get(sw), first)
+                        check(t.name, sw, name, t.results[sw, name], walks.get(sw), first,
+                              t.results.get((0, name)))
                         print('ok %d %s' % (n, case))
                     except Failed as e:
                         for line in str(e).splitlines():
