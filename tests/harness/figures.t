@@ -33,7 +33,7 @@ cat >"$doc" <<'EOT'
 Text after the block.
 EOT
 
-tap_plan 10
+tap_plan 11
 
 tap_ok "record keeps the rows and says where they come from" bash -c '
 	"$0" record cost --from "$1/run/results.tsv" --command "harness/bench cost" >/dev/null &&
@@ -84,5 +84,18 @@ tap_ok "a case's rows come together, in the order of metrics= when given" bash -
 	  "8|ns_per_frame 8|x_fp 32|ns_per_frame 32|x_fp" ] &&
 	[ "$("$0" table "$1" benches=walk cols=fp,sframe metrics=x_fp,ns_per_frame | cut -d"|" -f3,4 | tail -n +3 | tr -d " " | paste -sd" ")" = \
 	  "8|x_fp 8|ns_per_frame 32|x_fp 32|ns_per_frame" ]' "$figures" "$tmp/walk.tsv"
+
+# A case whose name holds a space and a comma, chosen by a block.
+printf '%s\t%s\t%s\t%s\t%s\n' \
+	bpf "no-table process,depth=8" fp us_per_call 0.9 \
+	bpf depth=8 fp us_per_call 1.4 >"$tmp/run/results.tsv"
+"$figures" record spaced --from "$tmp/run/results.tsv" --command "harness/bench bpf" >/dev/null
+cat >"$tmp/spaced.md" <<'EOT'
+<!-- figures spaced benches=bpf cols=fp cases=no-table process,depth=8 -->
+<!-- end figures -->
+EOT
+tap_ok "cases= of a block may name a case with a space" bash -c '
+	"$0" update "$1" >/dev/null && grep -qx "| bpf | no-table process,depth=8 | us_per_call | 0.9 |" "$1" &&
+	! grep -q "| depth=8 |" "$1" && "$0" check "$1" >/dev/null' "$figures" "$tmp/spaced.md"
 
 tap_done
