@@ -24,8 +24,9 @@ it; "churn"):
               through its own loader and C library (harness/libbpf-tools)
 
 The tools run at the same time, as several profilers would, each against
-the same two waves of the three programs: the first wave with the switch
-on, the second with it off. A program is forked before the tools start and
+the same two waves of Debian's three programs: the first wave with the
+switch on, the second with it off; then two waves of the churn program
+alone (WAVES), whose two threads would take CPU from the others. A program is forked before the tools start and
 execs only once every tool is attached, so that each sees it from its first
 instruction. A program's start-up (ld.so, the interpreter's own start) and
 its first second of work (--first, 1 s) give its "first samples": there a
@@ -186,6 +187,9 @@ PROGRAMS = (
     ('churn', [CHURN_SPIN, 'churn-warm'], 'churn-warm'),
 )
 SWITCHES = (1, 0)
+# The programs that run together, a wave for each switch: Debian's three,
+# then the churn program, whose two threads would take their CPU.
+WAVES = (('python3', 'perl', 'bash'), ('churn',))
 
 
 class Failed(Exception):
@@ -641,6 +645,7 @@ def run_waves(tools, first, warm, tmp):
     table walks, {switch: bpf_walks during the wave} (None without the
     counters). Each tool's stacks, notes or error are left in it."""
     held, walks, no_user = {}, {}, {}
+    warm_names = {name: warm_name for name, _, warm_name in PROGRAMS}
     try:
         for sw in SWITCHES:
             for name, argv, _ in PROGRAMS:
@@ -664,48 +669,52 @@ def run_waves(tools, first, warm, tmp):
             return walks
         # a program is attached to its events right after they open
         time.sleep(0.3)
-        for sw in SWITCHES:
-            set_switch(sw)
-            wave = [(name, warm_name, held[sw, name]) for name, _, warm_name in PROGRAMS]
-            c0 = counters()
-            t0 = time.monotonic()
-            for _, _, h in wave:
-                h.release()
-            started = []
-            for name, _, h in wave:
-                while not h.ready():
+        for group in WAVES:
+            for sw in SWITCHES:
+                set_switch(sw)
+                wave = [(name, warm_names[name], held[sw, name]) for name in group]
+                c0 = counters()
+                t0 = time.monotonic()
+                for _, _, h in wave:
+                    h.release()
+                started = []
+                for name, _, h in wave:
+                    while not h.ready():
+                        h.check_running(name)
+                        if time.monotonic() > t0 + 120 * SCALE:
+                            raise Failed('%s did not start within %d s' % (name, 120 * SCALE))
+                        time.sleep(0.02)
+                    started.append('%s %.1f s' % (name, time.monotonic() - t0))
+                print('# bpf_tables=%d: the programs started in %s' % (sw, ', '.join(started)))
+                time.sleep(first)
+                c1 = counters()
+                for _, _, h in wave:
+                    h.signal(signal.SIGUSR1)
+                t1 = time.monotonic()
+                for name, warm_name, h in wave:
+                    while h.comm() != warm_name:
+                        h.check_running(name)
+                        if time.monotonic() > t1 + 10 * SCALE:
+                            raise Failed('%s did not take the name %s on SIGUSR1 (it is %s)' %
+                                         (name, warm_name, h.comm()))
+                        time.sleep(0.02)
+                c2 = counters()
+                time.sleep(warm)
+                for name, _, h in wave:
                     h.check_running(name)
-                    if time.monotonic() > t0 + 120 * SCALE:
-                        raise Failed('%s did not start within %d s' % (name, 120 * SCALE))
-                    time.sleep(0.02)
-                started.append('%s %.1f s' % (name, time.monotonic() - t0))
-            print('# bpf_tables=%d: the programs started in %s' % (sw, ', '.join(started)))
-            time.sleep(first)
-            c1 = counters()
-            for _, _, h in wave:
-                h.signal(signal.SIGUSR1)
-            t1 = time.monotonic()
-            for name, warm_name, h in wave:
-                while h.comm() != warm_name:
-                    h.check_running(name)
-                    if time.monotonic() > t1 + 10 * SCALE:
-                        raise Failed('%s did not take the name %s on SIGUSR1 (it is %s)' %
-                                     (name, warm_name, h.comm()))
-                    time.sleep(0.02)
-            c2 = counters()
-            time.sleep(warm)
-            for name, _, h in wave:
-                h.check_running(name)
-                h.signal(signal.SIGSTOP)
-            c3 = counters()
-            walks[sw] = c3['bpf_walks'] - c0.get('bpf_walks', 0) if 'bpf_walks' in c3 else None
-            if 'bpf_no_user' in c3:
-                no_user[sw, 'first'] = c1['bpf_no_user'] - c0.get('bpf_no_user', 0)
-                no_user[sw, 'warm'] = c3['bpf_no_user'] - c2.get('bpf_no_user', 0)
-            if c3:
-                print('# bpf_tables=%d: counters in the first samples: %s' %
-                      (sw, bpf_delta(c0, c1)))
-                print('# bpf_tables=%d: counters after them: %s' % (sw, bpf_delta(c2, c3)))
+                    h.signal(signal.SIGSTOP)
+                c3 = counters()
+                if 'bpf_walks' in c3:
+                    walks[sw] = walks.get(sw, 0) + c3['bpf_walks'] - c0.get('bpf_walks', 0)
+                else:
+                    walks[sw] = None
+                for name in group if 'bpf_no_user' in c3 else ():
+                    no_user[sw, 'first', name] = c1['bpf_no_user'] - c0.get('bpf_no_user', 0)
+                    no_user[sw, 'warm', name] = c3['bpf_no_user'] - c2.get('bpf_no_user', 0)
+                if c3:
+                    print('# bpf_tables=%d: counters in the first samples: %s' %
+                          (sw, bpf_delta(c0, c1)))
+                    print('# bpf_tables=%d: counters after them: %s' % (sw, bpf_delta(c2, c3)))
         for t in running:
             t.interrupt()
         deadline = time.monotonic() + 300 * SCALE
@@ -724,7 +733,6 @@ def run_waves(tools, first, warm, tmp):
             h.kill()
     # a program's stacks, by switch and phase
     key_of = {h.pid: key for key, h in held.items()}
-    warm_names = {name: warm_name for name, _, warm_name in PROGRAMS}
     for t in tools:
         t.results = {key: {phase: Tally(holds_thread_entry if key[1] in FP_PROGRAMS
                                         else reaches_root)
@@ -745,7 +753,7 @@ def run_waves(tools, first, warm, tmp):
                 continue
             phase = 'warm' if comm == warm_names[key[1]] else 'first'
             t.results[key][phase].add(frames, count, lost and key[0] == 1 and
-                                      no_user.get((key[0], phase)) == 0)
+                                      no_user.get((key[0], phase, key[1])) == 0)
         if stray:
             t.notes.append('%d samples of other processes' % stray)
     return walks
