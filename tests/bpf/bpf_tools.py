@@ -26,21 +26,22 @@ it; "churn"):
 The tools run at the same time, as several profilers would, each against
 the same two waves of Debian's three programs: the first wave with the
 switch on, the second with it off; then two waves of the churn program
-alone (WAVES), whose two threads would take CPU from the others. A program is forked before the tools start and
-execs only once every tool is attached, so that each sees it from its first
-instruction. A program's start-up (ld.so, the interpreter's own start) and
-its first second of work (--first, 1 s) give its "first samples": there a
-walk may need a mapping or rule the process has not met yet; it ends at
-that frame and queues a warm-up walk for the task's return to user space,
-so that the samples after it are whole; and start-up code runs once. Then
-the program renames itself (/proc/self/comm, on SIGUSR1) and the next
-seconds (--warm, 6 s) give the figure. Then it is stopped (SIGSTOP), alive,
-for the tools to symbolize its stacks when they print them at their end.
-The programs run without address space randomization (personality
-ADDR_NO_RANDOMIZE): bpftrace 0.17 keeps user symbols per executable only
-then (BPFTRACE_CACHE_USER_SYMBOLS=1); otherwise it reads python3's and
-libc's symbol tables anew for every frame it prints, which did not end
-within 300 s in the emulated guest.
+alone (WAVES), whose two threads would take CPU from the others. A program
+is forked before the tools start and execs only once every tool is
+attached, so that each sees it from its first instruction. A program's
+start-up (ld.so, the interpreter's own start) and its first second of work
+(--first, 1 s) give its "first samples": there a walk may need a mapping
+or rule the process has not met yet; it ends at that frame and queues a
+warm-up walk for the task's return to user space, so that the samples
+after it are whole; and start-up code runs once. Then the program renames
+itself (/proc/self/comm, on SIGUSR1) and the next seconds (--warm, 6 s)
+give the figure. Then it is stopped (SIGSTOP), alive, for the tools to
+symbolize its stacks when they print them at their end. The programs run
+without address space randomization (personality ADDR_NO_RANDOMIZE):
+bpftrace 0.17 keeps user symbols per executable only then
+(BPFTRACE_CACHE_USER_SYMBOLS=1); otherwise it reads python3's and libc's
+symbol tables anew for every frame it prints, which did not end within 300
+s in the emulated guest.
 
 A stack reaches the process's root when its outermost frame is _start,
 ld.so's _dl_start_user, libc's start code (__libc_start_call_main,
@@ -48,29 +49,28 @@ __libc_start_main), or a thread's clone, clone3 or start_thread; a
 stripped program's _start has no name, so a frame just past
 __libc_start_main is its _start. Each tool, program and switch is a test
 case: with the switch on, at least TARGET of the samples after the first
-seconds (weighted by count) must reach the root and the helpers must
-have walked by the tables (bpf_walks); with it off the share is the
-baseline (Debian builds without frame pointers), must stay under 50 %,
-and no table walk may be counted. The churn program keeps frame
-pointers, so that off is 6.12's walk, which gets its stacks to main (and
-no further: libc's start code keeps no frame pointer), and a stack
-counts when it holds its thread's outermost function of the program
-(holds_thread_entry()): there the share must be at least FP_BASELINE %
-off, and on at least what it is off, less FP_NOISE points (never worse
-than 6.12, while the mmap lock's sequence moves all the time). Its
-mapping thread (named churn-mapper) counts in the first samples only.
-Stacks a tool could not keep are counted apart, and
-may be 10 % at most: BCC and libbpf-tools print "[Missed User Stack]" for a
-stack id error other than EFAULT, which a walk cannot cause (an empty walk
-is EFAULT); here it is a hash collision in the stack map, a few in the
-thousand different stacks of a run in a map of 2^18 buckets, and one
-collision of a program's hottest stack costs it up to 3 % of its samples.
-A lost stack is not known to reach the root, so the share that must reach
-it, TARGET, counts lost stacks as short ones;
-bpftrace prints such a stack without a frame and says "failed to look up
-stack id -17" (EEXIST), so with the switch on an empty stack counts as lost
-where it said so and the kernel counted no walk without a user frame in
-that phase (bpf_no_user); elsewhere it counts as a stack short of the root.
+seconds (weighted by count) must reach the root and the helpers must have
+walked by the tables (bpf_walks); with it off the share is the baseline
+(Debian builds without frame pointers), must stay under 50 %, and no table
+walk may be counted. The churn program keeps frame pointers, so that off
+is 6.12's walk, which gets its stacks to main (and no further: libc's
+start code keeps no frame pointer), and a stack counts when it holds its
+thread's outermost function of the program (holds_thread_entry()): there
+the share must be at least FP_BASELINE % off, and on at least what it is
+off, less FP_NOISE points (never worse than 6.12, while the mmap lock's
+sequence moves all the time). Its mapping thread (named churn-mapper)
+counts in the first samples only. Stacks a tool could not keep are counted
+apart, and may be 10 % at most: BCC and libbpf-tools print "[Missed User
+Stack]" for a stack id error other than EFAULT, which a walk cannot cause
+(an empty walk is EFAULT); here it is a hash collision in the stack map, a
+few in the thousand different stacks of a run in a map of 2^18 buckets,
+and one collision of a program's hottest stack costs it up to 3 % of its
+samples. A lost stack is not known to reach the root, so the share that
+must reach it, TARGET, counts lost stacks as short ones; bpftrace prints
+such a stack without a frame and says "failed to look up stack id -17"
+(EEXIST), so with the switch on an empty stack counts as lost where it
+said so and the kernel counted no walk without a user frame in that phase
+(bpf_no_user); elsewhere it counts as a stack short of the root.
 """
 import collections
 import ctypes
@@ -103,7 +103,7 @@ FREQ = 49                # Hz: BCC's and libbpf-tools' profile's default
 TARGET = {'python3': 97.0, 'perl': 97.0, 'bash': 90.0, 'churn': 90.0}
 # Programs with frame pointers: the switch off walks them as 6.12 does.
 FP_PROGRAMS = {'churn'}
-FP_BASELINE = 90.0      # % reaching the root by 6.12's walk (switch off)
+FP_BASELINE = 90.0      # % whole by 6.12's walk (switch off): holds_thread_entry()
 FP_NOISE = 2.0          # points the switch on may lose to sampling alone
 OFF_LIMIT = 50.0        # % reaching the root by frame pointers: the switch works
 MIN_SAMPLES = 50        # per program and switch, after the first seconds
@@ -173,11 +173,19 @@ echo ready
 while :; do down 6; done
 '''
 
-# harness/perf builds it; harness/install-test puts it beside this file.
-CHURN_SPIN = os.environ.get('CHURN_SPIN') or next(
-    (p for p in (os.path.join(os.path.dirname(os.path.abspath(__file__)), 'churn_spin'),
-                 os.path.join(ROOT, 'build', 'perf-tests', 'churn_spin'))
-     if os.access(p, os.X_OK)), os.path.join(ROOT, 'build', 'perf-tests', 'churn_spin'))
+
+def churn_spin_path():
+    """tests/bpf/churn_spin.c's program: $CHURN_SPIN, else beside this file
+    (harness/install-test puts it there), else harness/perf's build."""
+    beside = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'churn_spin')
+    if os.environ.get('CHURN_SPIN'):
+        return os.environ['CHURN_SPIN']
+    if os.access(beside, os.X_OK):
+        return beside
+    return os.path.join(ROOT, 'build', 'perf-tests', 'churn_spin')
+
+
+CHURN_SPIN = churn_spin_path()
 
 # name, argv, the name it takes after its first seconds
 PROGRAMS = (
@@ -640,10 +648,51 @@ class Tally:
         return ', '.join('%s (%d)' % e for e in self.ends.most_common(5))
 
 
+def run_wave(sw, wave, first, warm):
+    """Release the programs of @wave ((name, warm name, Held)) with the
+    switch at @sw; @first s later they take their warm names, and @warm s
+    after that they are stopped. Returns the counters at the start, after
+    the first samples, after the renaming and at the end."""
+    set_switch(sw)
+    c0 = counters()
+    t0 = time.monotonic()
+    for _, _, h in wave:
+        h.release()
+    started = []
+    for name, _, h in wave:
+        while not h.ready():
+            h.check_running(name)
+            if time.monotonic() > t0 + 120 * SCALE:
+                raise Failed('%s did not start within %d s' % (name, 120 * SCALE))
+            time.sleep(0.02)
+        started.append('%s %.1f s' % (name, time.monotonic() - t0))
+    print('# bpf_tables=%d: the programs started in %s' % (sw, ', '.join(started)))
+    time.sleep(first)
+    c1 = counters()
+    for _, _, h in wave:
+        h.signal(signal.SIGUSR1)
+    t1 = time.monotonic()
+    for name, warm_name, h in wave:
+        while h.comm() != warm_name:
+            h.check_running(name)
+            if time.monotonic() > t1 + 10 * SCALE:
+                raise Failed('%s did not take the name %s on SIGUSR1 (it is %s)' %
+                             (name, warm_name, h.comm()))
+            time.sleep(0.02)
+    c2 = counters()
+    time.sleep(warm)
+    for name, _, h in wave:
+        h.check_running(name)
+        h.signal(signal.SIGSTOP)
+    c3 = counters()
+    return c0, c1, c2, c3
+
+
 def run_waves(tools, first, warm, tmp):
-    """Start @tools against two waves of the programs; returns the waves'
-    table walks, {switch: bpf_walks during the wave} (None without the
-    counters). Each tool's stacks, notes or error are left in it."""
+    """Start @tools against the waves of the programs (WAVES, one for each
+    switch); returns the table walks, {switch: bpf_walks during its waves}
+    (None without the counters). Each tool's stacks, notes or error are
+    left in it."""
     held, walks, no_user = {}, {}, {}
     warm_names = {name: warm_name for name, _, warm_name in PROGRAMS}
     try:
@@ -671,39 +720,8 @@ def run_waves(tools, first, warm, tmp):
         time.sleep(0.3)
         for group in WAVES:
             for sw in SWITCHES:
-                set_switch(sw)
-                wave = [(name, warm_names[name], held[sw, name]) for name in group]
-                c0 = counters()
-                t0 = time.monotonic()
-                for _, _, h in wave:
-                    h.release()
-                started = []
-                for name, _, h in wave:
-                    while not h.ready():
-                        h.check_running(name)
-                        if time.monotonic() > t0 + 120 * SCALE:
-                            raise Failed('%s did not start within %d s' % (name, 120 * SCALE))
-                        time.sleep(0.02)
-                    started.append('%s %.1f s' % (name, time.monotonic() - t0))
-                print('# bpf_tables=%d: the programs started in %s' % (sw, ', '.join(started)))
-                time.sleep(first)
-                c1 = counters()
-                for _, _, h in wave:
-                    h.signal(signal.SIGUSR1)
-                t1 = time.monotonic()
-                for name, warm_name, h in wave:
-                    while h.comm() != warm_name:
-                        h.check_running(name)
-                        if time.monotonic() > t1 + 10 * SCALE:
-                            raise Failed('%s did not take the name %s on SIGUSR1 (it is %s)' %
-                                         (name, warm_name, h.comm()))
-                        time.sleep(0.02)
-                c2 = counters()
-                time.sleep(warm)
-                for name, _, h in wave:
-                    h.check_running(name)
-                    h.signal(signal.SIGSTOP)
-                c3 = counters()
+                c0, c1, c2, c3 = run_wave(
+                    sw, [(name, warm_names[name], held[sw, name]) for name in group], first, warm)
                 if 'bpf_walks' in c3:
                     walks[sw] = walks.get(sw, 0) + c3['bpf_walks'] - c0.get('bpf_walks', 0)
                 else:
