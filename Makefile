@@ -2,7 +2,7 @@
 # Deferred user-space stack unwinding for Linux 6.12: top-level commands.
 # Everything generated goes to build/ (ignored).
 
-.PHONY: demo check arm64 bench-arm64 debug clang rt matrix deb install-test series steps stress fuzz bench mainline kernel tree tree-check export tree-reset selftests vm clean help
+.PHONY: demo check arm64 bench-arm64 debug clang rt matrix deb install-test rebase series steps stress fuzz bench mainline kernel tree tree-check export tree-reset selftests vm clean help
 
 demo:			## build, boot the guest, show the main job
 	harness/demo
@@ -55,6 +55,9 @@ series:			## git format-patch series with a cover letter in build/series/
 
 steps:			## every step of the series built, and its own tests run in the guest: make steps [STEPS="5 9-14"]
 	harness/steps $(STEPS)
+
+rebase:			## the series on another 6.12 of Debian's: make rebase VERSION=6.12.N (conflicts by patch and file, build, selftests); ADOPT=1 pins it
+	$(if $(ADOPT),harness/rebase --adopt,harness/rebase $(or $(VERSION),$(error VERSION=6.12.N is needed)))
 
 tree:			## materialize build/linux: the base and patches/
 	harness/tree sync
