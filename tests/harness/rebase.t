@@ -67,7 +67,7 @@ unchanged() {
 		[ "$(sha256sum "$PATCHES"/* | sha256sum)" = "$patches_sum" ]
 }
 
-tap_plan 9
+tap_plan 12
 
 # A newer base that changed another line: the patch applies, it builds.
 mkbase "$tmp/clean.tar.xz" 'int a;'
@@ -78,6 +78,15 @@ tap_ok "a base the series applies to: every patch applies and the tree builds" \
 		grep -q 'every patch applies to 6.12.900-1' '$tmp/clean.out' &&
 		grep -qx 'int a = 1;' '$BUILD/rebase/linux/a.c' && grep -qx 'int c = 3;' '$BUILD/rebase/linux/c.c' &&
 		[ -f '$BUILD/rebase/obj/a.o' ]"
+
+# A patch changed after a clean rebase: applied again, from that patch on.
+cp "$PATCHES/a-set-a.patch" "$tmp/a-set-a.orig"
+sed -i 's/^+int a = 1;$/+int a = 5;/' "$PATCHES/a-set-a.patch"
+tap_ok "a patch changed since is applied again" \
+	bash -c "REBASE_TARBALL='$tmp/clean.tar.xz' '$harness/rebase' 6.12.900-1 --no-test 2>/dev/null &&
+		grep -qx 'int a = 5;' '$BUILD/rebase/linux/a.c' &&
+		[ \"\$(git -C '$BUILD/rebase/linux' rev-list --count base..HEAD)\" = 1 ]"
+cp "$tmp/a-set-a.orig" "$PATCHES/a-set-a.patch"
 
 # A newer base that changed the patched line: a conflict.
 mkbase "$tmp/conflict.tar.xz" 'int a = 2;'
@@ -102,6 +111,18 @@ tap_ok "--adopt pins the new base and writes the rebased patch" \
 		grep -q 'BASE_PIN=\${BASE_PIN:-6.12.901-1}' '$REBASE_LIBSH' &&
 		grep -q \"BASE_SHA256=\\\${BASE_SHA256:-\$(sha256sum '$tmp/conflict.tar.xz' | cut -d' ' -f1)}\" '$REBASE_LIBSH' &&
 		grep -q '^-int a = 2;' '$PATCHES/a-set-a.patch' && [ ! -d '$BUILD/rebase' ]"
+
+# A patch whose old blobs are nowhere (no three-way merge): rebased by
+# hand and committed, then taken as it is.
+tap_ok "a patch that cannot be merged is left to a rebase by hand" \
+	expect_fail 'rebase patches/a-set-a.patch by hand' \
+	env REBASE_TARBALL="$BASE_TARBALL" "$harness/rebase" 6.12.902-1 --no-test
+printf 'int a = 1;\nint b;\n' >"$BUILD/rebase/linux/a.c"
+git -C "$BUILD/rebase/linux" -c user.name=t -c user.email=t@t commit -q -a -m "a: set a"
+tap_ok "the commit made by hand is taken as the patch" \
+	bash -c "REBASE_TARBALL='$BASE_TARBALL' '$harness/rebase' 6.12.902-1 --no-test 2>'$tmp/hand.out' &&
+		grep -q 'taking the commit on top as patches/a-set-a.patch' '$tmp/hand.out' &&
+		[ \"\$(git -C '$BUILD/rebase/linux' rev-list --count base..HEAD)\" = 1 ]"
 
 # The staleness check, on lists of the archive.
 printf '6.12.117-1~deb12u1\n6.12.999-1~deb12u1\n6.12.95-1~bpo12+1\n' >"$tmp/newer"
