@@ -18,8 +18,8 @@ CONFIGS=${CONFIGS:-$ROOT/config}
 # The base: Debian's linux-source-6.12, pinned by package version and by
 # the checksum of the tarball it ships.
 BASE_PKG=linux-source-6.12
-BASE_PIN=${BASE_PIN:-6.12.117-1~deb12u1}
-BASE_SHA256=${BASE_SHA256:-585a4a074597aefa2b1a68ada83a3184ba351c127544dea80618bbcceaa3961f}
+BASE_PIN=${BASE_PIN:-6.12.118-1~deb12u1}
+BASE_SHA256=${BASE_SHA256:-c93391b6a4884e6428ffbfbb8ce6340229ad28dc421e9f19bc081740b1ab34b2}
 
 TREE=${TREE:-$BUILD/linux}		# materialized source tree (git)
 # Kernel objects (O=): the arm64 guest's have their own folder.
