@@ -44,10 +44,10 @@ matrix:			## build matrix: configs without SFrame/deferral/perf, i386, arm64, De
 	harness/matrix
 
 deb:			## Debian packages of the kernel (Debian's config, fewer modules) and of our perf, in build/deb/; ARCH=arm64: cross-built, in build/deb-arm64/
-	harness/deb $(if $(ARCH),--arch $(ARCH))
+	harness/deb $(if $(ARCH),--arch $(ARCH)) $(if $(SUITE),--suite $(SUITE))
 
-install-test:		## make deb's packages installed on a Debian 12 image, booted by GRUB, profiling itself (about 2 hours on a fresh machine)
-	harness/install-test
+install-test:		## make deb's packages installed on a Debian 12 image (SUITE=trixie: 13), booted by GRUB, profiling itself (about 2 hours on a fresh machine)
+	harness/install-test --suite $(or $(SUITE),bookworm)
 
 series:			## git format-patch series with a cover letter in build/series/
 	harness/tree sync

@@ -137,7 +137,7 @@ bpf_profilers() {
 	else
 		fail btf "no $btf/vmlinux: the package lost BTF"
 	fi
-	LIBBPF_PROFILE=$DIR/libbpf-tools/profile timeout 1200 \
+	LIBBPF_PROFILE=$(cat "$DIR/libbpf-profile") timeout 1200 \
 		python3 "$DIR/bpf_tools.py" bpftrace libbpf >"$OUT/bpf.tap" 2>>"$OUT/log" || rc=$?
 	plan=$(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$OUT/bpf.tap")
 	while IFS= read -r line; do

@@ -55,7 +55,7 @@ gcc_work() {
 
 python_work() {
 	python3 - <<-'EOF'
-	import json, re, collections
+	import json, os, re, collections
 	def tree(n):
 	    return {'n': n, 'kids': [tree(n - 1) for _ in range(2)]} if n else {'n': 0}
 	def depth(t):
@@ -63,7 +63,7 @@ python_work() {
 	t = tree(12)
 	s = json.dumps(t)
 	assert depth(json.loads(s)) == 13
-	words = collections.Counter(re.findall(r'[a-z_]+', open('/usr/lib/python3.11/os.py').read()))
+	words = collections.Counter(re.findall(r'[a-z_]+', open(os.__file__).read()))
 	print(len(words), sum(i * i for i in range(300000)))
 	EOF
 }
