@@ -806,6 +806,56 @@ static void bpf_python(void)
 	}
 }
 
+/* Local profiling aid: BPFPROF="mode:depth:slices" runs one mode only. */
+static int bpf_prof(const char *dir, long spins_per_ms)
+{
+	const char *e = getenv("BPFPROF");
+	char mname[16], path[PATH_MAX + 32], arg[16];
+	int m, depth, slices, i, fd, status;
+	struct bpf_sums sum = { };
+	struct bpf_slice sl;
+	long c0[NKEYS];
+	pid_t pid;
+
+	if (!e || sscanf(e, "%15[^:]:%d:%d", mname, &depth, &slices) != 3)
+		return 0;
+	if (!strcmp(mname, "notable-stock") || !strcmp(mname, "notable-fp")) {
+		m = strcmp(mname, "notable-fp") ? STOCK_FP : FP;
+		snprintf(path, sizeof(path), "%s/spin-fp-static", dir);
+		snprintf(arg, sizeof(arg), "%d", depth);
+		pid = fork();
+		if (!pid) {
+			execl(path, path, arg, (char *)NULL);
+			_exit(127);
+		}
+		fd = bpf_event_open(pid, BPF_PERIOD, 0);
+		for (i = 0; i < slices + 1; i++) {
+			slice_begin(m, depth, c0);
+			ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+			usleep(BPF_SLICE_MS * 1000);
+			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+			slice_end(c0, &sl, &sum);
+		}
+		close(fd);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	} else {
+		for (m = 0; m < BPF_MODES; m++)
+			if (!strcmp(bpf_modes[m].name, mname))
+				break;
+		if (m == BPF_MODES)
+			die("BPFPROF mode");
+		fd = bpf_event_open(0, BPF_PERIOD, 0);
+		for (i = 0; i < slices + 1; i++)
+			bpf_slice(fd, m, depth, spins_per_ms * BPF_SLICE_MS,
+				  &sl, &sum);
+		close(fd);
+	}
+	printf("bpfprof %s depth %d calls %ld frames %ld\n", mname, depth,
+	       sum.calls, sum.frames);
+	return 1;
+}
+
 void bench_bpf(void)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32];
@@ -841,6 +891,8 @@ void bench_bpf(void)
 	spins_per_ms = 1000000 / ((now_ns() - t0) / 1e6);
 	if (spins_per_ms < 1)
 		spins_per_ms = 1;
+	if (bpf_prof(dir, spins_per_ms))
+		goto out;
 
 	cost_case("", depth_slots, BPF_MODES, false, spins_per_ms);
 	cost_case("churn,", churn_slots, CHURN_SLOTS, true, spins_per_ms);
@@ -853,7 +905,7 @@ void bench_bpf(void)
 	bpf_warm();
 	bpf_python();
 	probes_teardown();
-
+out:
 	pin_cpu0(false);
 	for (m = 0; m < BPF_MODES; m++)
 		dlclose(lib[m]);
