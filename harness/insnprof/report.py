@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 """report.py VMLINUX PROF NORM_SYM [--lines FUNC,...] -> per-function insns per call"""
 import bisect, subprocess, sys, collections
 vml, prof, norm = sys.argv[1:4]
