@@ -851,7 +851,7 @@ static int bpf_prof(const char *dir, long spins_per_ms)
 				  &sl, &sum);
 		close(fd);
 	}
-	printf("bpfprof %s depth %d calls %ld frames %ld\n", mname, depth,
+	printf("bpfprof %s depth %d calls %.0f frames %.0f\n", mname, depth,
 	       sum.calls, sum.frames);
 	return 1;
 }
