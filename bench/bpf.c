@@ -360,38 +360,57 @@ static void cost_case(const char *prefix, const struct cost_slot *slots,
  * a table: from then on its walks are those of frame pointers alone. The
  * child shares CPU 0 with this program, which sleeps while a slice runs.
  */
+/* spin-fp-static spinning @depth deep in a child. */
+static pid_t spin_static(const char *dir, int depth)
+{
+	char path[PATH_MAX + 32], arg[16];
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/spin-fp-static", dir);
+	snprintf(arg, sizeof(arg), "%d", depth);
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		execl(path, path, arg, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* A slice of that child's spin in mode @mode, sampled by @fd. */
+static void child_slice(int fd, int mode, int depth, int slice_ms,
+			struct bpf_slice *sl, struct bpf_sums *sum)
+{
+	long c0[NKEYS];
+
+	slice_begin(mode, depth, c0);
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	usleep(slice_ms * 1000);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	slice_end(c0, sl, sum);
+}
+
 static void bpf_no_table(const char *dir)
 {
 	int rounds = smoke ? 1 : BPF_ROUNDS, slice_ms = smoke ? 5 : BPF_SLICE_MS;
 	static struct bpf_slice sl[BPF_DEPTHS][BPF_MODES][BPF_ROUNDS];
 	struct bpf_sums sum[BPF_DEPTHS][BPF_MODES] = { };
 	static const int modes[] = { STOCK_FP, FP };
-	char path[PATH_MAX + 32], arg[16], name[48];
-	long c0[NKEYS];
+	char name[48];
 	int di, r, i, m, fd, status;
 	pid_t pid;
 
-	snprintf(path, sizeof(path), "%s/spin-fp-static", dir);
 	for (di = 0; di < BPF_DEPTHS; di++) {
-		snprintf(arg, sizeof(arg), "%d", bpf_depths[di]);
-		pid = fork();
-		if (pid < 0)
-			die("fork");
-		if (!pid) {
-			execl(path, path, arg, (char *)NULL);
-			_exit(127);
-		}
+		pid = spin_static(dir, bpf_depths[di]);
 		fd = bpf_event_open(pid, BPF_PERIOD, 0);
 		/* round -1 takes the warm-up; it is not kept */
 		for (r = -1; r < rounds; r++) {
 			for (i = 0; i < 2; i++) {
 				m = modes[r % 2 ? 1 - i : i];
-				slice_begin(m, bpf_depths[di], c0);
-				ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-				usleep(slice_ms * 1000);
-				ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-				slice_end(c0, r < 0 ? NULL : &sl[di][m][r],
-					  &sum[di][m]);
+				child_slice(fd, m, bpf_depths[di], slice_ms,
+					    r < 0 ? NULL : &sl[di][m][r],
+					    &sum[di][m]);
 			}
 		}
 		close(fd);
@@ -810,32 +829,20 @@ static void bpf_python(void)
 static int bpf_prof(const char *dir, long spins_per_ms)
 {
 	const char *e = getenv("BPFPROF");
-	char mname[16], path[PATH_MAX + 32], arg[16];
-	int m, depth, slices, i, fd, status;
 	struct bpf_sums sum = { };
+	int m, depth, slices, i, fd, status;
 	struct bpf_slice sl;
-	long c0[NKEYS];
+	char mname[16];
 	pid_t pid;
 
 	if (!e || sscanf(e, "%15[^:]:%d:%d", mname, &depth, &slices) != 3)
 		return 0;
 	if (!strcmp(mname, "notable-stock") || !strcmp(mname, "notable-fp")) {
 		m = strcmp(mname, "notable-fp") ? STOCK_FP : FP;
-		snprintf(path, sizeof(path), "%s/spin-fp-static", dir);
-		snprintf(arg, sizeof(arg), "%d", depth);
-		pid = fork();
-		if (!pid) {
-			execl(path, path, arg, (char *)NULL);
-			_exit(127);
-		}
+		pid = spin_static(dir, depth);
 		fd = bpf_event_open(pid, BPF_PERIOD, 0);
-		for (i = 0; i < slices + 1; i++) {
-			slice_begin(m, depth, c0);
-			ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-			usleep(BPF_SLICE_MS * 1000);
-			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-			slice_end(c0, &sl, &sum);
-		}
+		for (i = 0; i < slices + 1; i++)
+			child_slice(fd, m, depth, BPF_SLICE_MS, &sl, &sum);
 		close(fd);
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);

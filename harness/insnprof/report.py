@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """report.py VMLINUX PROF NORM_SYM [--lines FUNC,...] -> per-function insns per call"""
-import bisect, subprocess, sys, collections
+import bisect, collections, re, subprocess, sys
 vml, prof, norm = sys.argv[1:4]
 lines_for = set(sys.argv[5].split(',')) if len(sys.argv) > 5 and sys.argv[4] == '--lines' else set()
 syms = []
@@ -48,7 +48,7 @@ for f in lines_for:
         if l.startswith('0x'):
             cur = int(l, 16); chain[cur] = []
         else:
-            chain[cur].append(l.split(' (')[0].replace('/work/main/build/linux/', '').replace('/work/main/build/linux-old/', ''))
+            chain[cur].append(re.sub(r'^.*/build/linux[^/]*/', '', l.split(' (')[0]))
     bl = collections.Counter()
     for a in ads:
         c = chain.get(a, ['?'])
